@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// Outcome is how a run ended.
+type Outcome string
+
+// The run outcomes recorded in history.
+const (
+	// OutcomeOK is a run whose handler returned nil.
+	OutcomeOK Outcome = "ok"
+	// OutcomeFailed is a run whose handler returned an error, panicked or
+	// overran its timeout.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeSkipped is a fire that did not run: the task was paused, or a
+	// non-concurrent task was still running, or the misfire policy skipped it.
+	OutcomeSkipped Outcome = "skipped"
+	// OutcomeAbandoned is a run whose process died before it finished.
+	OutcomeAbandoned Outcome = "abandoned"
+)
+
+// RunInfo describes one run to hooks and listeners.
+type RunInfo struct {
+	// Task is the task's name.
+	Task string
+	// JobID is the job's id for an enqueued job, empty for a scheduled fire.
+	JobID string
+	// Fire is the scheduled instant.
+	Fire time.Time
+	// Attempt counts from 1.
+	Attempt int
+	// Process is the id of the process that runs it.
+	Process string
+}
+
+// Result is a completed run, as told to a Listener.
+type Result struct {
+	RunInfo
+	// Start is when the handler started (Redis server time).
+	Start time.Time
+	// Cost is how long the handler ran.
+	Cost time.Duration
+	// OK is true when the handler returned nil.
+	OK bool
+	// Err is the handler's error, or the panic turned into one; nil when OK.
+	Err error
+}
+
+// Hooks are called around every run, on the goroutine that runs it. A nil
+// field is not called. Hooks must be quick and must not panic.
+type Hooks struct {
+	// BeforeExecute is called just before the handler starts.
+	BeforeExecute func(ctx context.Context, run RunInfo)
+	// Executed is called after a handler returned nil, with its duration.
+	Executed func(ctx context.Context, run RunInfo, cost time.Duration)
+	// Failed is called after a handler failed, with the error.
+	Failed func(ctx context.Context, run RunInfo, err error)
+}
+
+// Listener is told of every completed run (the completion listener of the
+// Java seed design): its cost, whether it was ok, and its error.
+type Listener interface {
+	OnComplete(ctx context.Context, r Result)
+}
+
+// ListenerFunc adapts a function to a Listener.
+type ListenerFunc func(ctx context.Context, r Result)
+
+// OnComplete calls f.
+func (f ListenerFunc) OnComplete(ctx context.Context, r Result) { f(ctx, r) }

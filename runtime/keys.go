@@ -1,0 +1,42 @@
+package runtime
+
+// keys builds every Redis key of one namespace. All of them carry the hash
+// tag {namespace}, so they share one Redis Cluster slot and every Lua script
+// can touch any of them.
+//
+// The layout (prefix P = "{namespace}:"):
+//
+//	P queue            ZSET  task key -> next run (unix ms)
+//	P task:<key>       HASH  the task (class, name, expression, next_run, ...)
+//	P lock:task:<key>  STR   held by a running non-concurrent task; PX = timeout
+//	P lock:master      STR   held by the process that does maintenance
+//	P running          SET   run ids of runs in progress
+//	P run:<id>         STR   lease of one run; PX = timeout + process TTL
+//	P tasks            SET   every task key (so nothing needs SCAN)
+//	P history:<key>    LIST  the task's last run records, newest first
+//	P processes        ZSET  process id -> last heartbeat (unix ms)
+//	P process:<id>     HASH  host, pid, version, start, running handlers
+//	P registry:<digest> SET  the task keys one build of the program declares
+//	P meta             HASH  written at first registration; its loss means Redis lost its data
+//	P wake             channel published when the queue head moves earlier
+type keys struct {
+	prefix string
+}
+
+func newKeys(namespace string) keys {
+	return keys{prefix: "{" + namespace + "}:"}
+}
+
+func (k keys) queue() string                 { return k.prefix + "queue" }
+func (k keys) task(key string) string        { return k.prefix + "task:" + key }
+func (k keys) lock(key string) string        { return k.prefix + "lock:task:" + key }
+func (k keys) master() string                { return k.prefix + "lock:master" }
+func (k keys) running() string               { return k.prefix + "running" }
+func (k keys) run(id string) string          { return k.prefix + "run:" + id }
+func (k keys) tasks() string                 { return k.prefix + "tasks" }
+func (k keys) history(key string) string     { return k.prefix + "history:" + key }
+func (k keys) processes() string             { return k.prefix + "processes" }
+func (k keys) process(id string) string      { return k.prefix + "process:" + id }
+func (k keys) registry(digest string) string { return k.prefix + "registry:" + digest }
+func (k keys) meta() string                  { return k.prefix + "meta" }
+func (k keys) wake() string                  { return k.prefix + "wake" }
