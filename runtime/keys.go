@@ -16,7 +16,7 @@ package runtime
 //	P history:<key>    LIST  the task's last run records, newest first
 //	P processes        ZSET  process id -> last heartbeat (unix ms)
 //	P process:<id>     HASH  host, pid, version, start, running handlers
-//	P registry:<digest> SET  the task keys one build of the program declares
+//	P declared         ZSET task key -> when a live process last declared it (unix ms)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
 //	P wake             channel published when the queue head moves earlier
 type keys struct {
@@ -27,16 +27,16 @@ func newKeys(namespace string) keys {
 	return keys{prefix: "{" + namespace + "}:"}
 }
 
-func (k keys) queue() string                 { return k.prefix + "queue" }
-func (k keys) task(key string) string        { return k.prefix + "task:" + key }
-func (k keys) lock(key string) string        { return k.prefix + "lock:task:" + key }
-func (k keys) master() string                { return k.prefix + "lock:master" }
-func (k keys) running() string               { return k.prefix + "running" }
-func (k keys) run(id string) string          { return k.prefix + "run:" + id }
-func (k keys) tasks() string                 { return k.prefix + "tasks" }
-func (k keys) history(key string) string     { return k.prefix + "history:" + key }
-func (k keys) processes() string             { return k.prefix + "processes" }
-func (k keys) process(id string) string      { return k.prefix + "process:" + id }
-func (k keys) registry(digest string) string { return k.prefix + "registry:" + digest }
-func (k keys) meta() string                  { return k.prefix + "meta" }
-func (k keys) wake() string                  { return k.prefix + "wake" }
+func (k keys) queue() string             { return k.prefix + "queue" }
+func (k keys) task(key string) string    { return k.prefix + "task:" + key }
+func (k keys) lock(key string) string    { return k.prefix + "lock:task:" + key }
+func (k keys) master() string            { return k.prefix + "lock:master" }
+func (k keys) running() string           { return k.prefix + "running" }
+func (k keys) run(id string) string      { return k.prefix + "run:" + id }
+func (k keys) tasks() string             { return k.prefix + "tasks" }
+func (k keys) history(key string) string { return k.prefix + "history:" + key }
+func (k keys) processes() string         { return k.prefix + "processes" }
+func (k keys) process(id string) string  { return k.prefix + "process:" + id }
+func (k keys) declared() string          { return k.prefix + "declared" }
+func (k keys) meta() string              { return k.prefix + "meta" }
+func (k keys) wake() string              { return k.prefix + "wake" }

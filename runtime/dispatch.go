@@ -1,0 +1,288 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// misfireThreshold is how late a fire may start before it counts as missed
+// (after downtime) and the task's misfire policy applies.
+const misfireThreshold = 5 * time.Second
+
+// fire is one claimed run, handed from the dispatch loop to a worker.
+type fire struct {
+	state taskState
+	reg   *registered
+	at    time.Time // the scheduled instant
+	runID string
+	lease string
+	next  int64 // the instant after it, unix ms; 0 when there is none
+	once  bool  // the task has no next instant: remove it after the run
+}
+
+// dispatch is the loop that claims due tasks and hands them to workers. It
+// sleeps until the head of the queue is due, wakes early on a message on the
+// wake channel, and never sleeps longer than the max-sleep option.
+func (s *Scheduler) dispatch(ctx context.Context) {
+	backoff := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		// Claim no more than there are free workers, so a claimed fire
+		// starts at once.
+		free := s.acquireSlots(ctx)
+		if free == 0 {
+			return
+		}
+		wait, err := s.claim(ctx, free)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Error("claim failed; retrying", "err", err, "in", backoff.String())
+			wait = backoff
+			backoff = min(backoff*2, s.opts.maxSleep)
+		} else {
+			backoff = 10 * time.Millisecond
+		}
+		if wait <= 0 {
+			continue
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		case <-s.wakeCh:
+		}
+		timer.Stop()
+	}
+}
+
+// acquireSlots takes every free worker slot, waiting for at least one, and
+// returns how many it took (0 when ctx ended). Slots not used by a claim are
+// given back by claim.
+func (s *Scheduler) acquireSlots(ctx context.Context) int {
+	select {
+	case <-s.slots:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < s.opts.batch {
+		select {
+		case <-s.slots:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+func (s *Scheduler) releaseSlots(n int) {
+	for range n {
+		s.slots <- struct{}{}
+	}
+}
+
+// claim claims up to limit due tasks and starts their handlers. It returns
+// how long to sleep before the next claim: 0 to claim again at once.
+func (s *Scheduler) claim(ctx context.Context, limit int) (wait time.Duration, err error) {
+	used := 0
+	defer func() { s.releaseSlots(limit - used) }()
+
+	now := s.clock.Now()
+	nowMS := ms(now)
+	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(limit+s.ignoredCount())-1).Result()
+	if err != nil {
+		return 0, err
+	}
+	var due []string
+	nextMS := int64(-1)
+	for _, z := range head {
+		member, _ := z.Member.(string)
+		score := int64(z.Score)
+		if s.isIgnored(member, score) {
+			continue
+		}
+		if score > nowMS {
+			nextMS = score
+			break
+		}
+		if len(due) < limit {
+			due = append(due, member)
+		}
+	}
+	if len(due) == 0 {
+		return s.sleepFor(now, nextMS), nil
+	}
+	fires, err := s.prepare(ctx, now, due)
+	if err != nil {
+		return 0, err
+	}
+	if len(fires) == 0 {
+		return 0, nil
+	}
+	started, early, err := s.advance(ctx, fires)
+	used = started
+	if err != nil {
+		return 0, err
+	}
+	if early {
+		// Our clock estimate ran ahead of the server's: resync, retry soon.
+		_ = s.clock.Sync(ctx, 3)
+		return time.Millisecond, nil
+	}
+	return 0, nil
+}
+
+// sleepFor returns how long to sleep until the head at nextMS is due,
+// capped by the max-sleep option. nextMS < 0 means the queue is empty.
+func (s *Scheduler) sleepFor(now time.Time, nextMS int64) time.Duration {
+	if nextMS < 0 {
+		return s.opts.maxSleep
+	}
+	return min(time.UnixMilli(nextMS).Sub(now), s.opts.maxSleep)
+}
+
+// prepare reads the due tasks and computes, for each one this process can
+// run, the fire it claims and the instant after it.
+func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([]*fire, error) {
+	cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
+		cmds := make([]*redis.SliceCmd, len(due))
+		for i, m := range due {
+			cmds[i] = pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)
+		}
+		return cmds
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	fires := make([]*fire, 0, len(due))
+	for i, m := range due {
+		st, err := parseTaskState(m, cmds[i].Val())
+		if err != nil {
+			s.ignore(m, "bad task data; skipped", err)
+			continue
+		}
+		reg := s.reg.lookup(st.typ)
+		if reg == nil {
+			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.typ))
+			continue
+		}
+		sched, err := s.cache.get(st.expression, st.tz)
+		if err != nil {
+			s.ignore(m, "bad schedule in task hash; skipped", err)
+			continue
+		}
+		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.nextRun)}
+		mode := "run"
+		next := sched.Next(f.at)
+		if now.Sub(f.at) > misfireThreshold {
+			// Missed instants (downtime): one catch-up run or none, then
+			// continue from the next future instant.
+			next = sched.Next(now)
+			if st.misfire == MisfireSkip {
+				mode = "skip"
+			}
+		}
+		f.once = next.IsZero()
+		f.runID = m + "@" + strconv.FormatInt(st.nextRun, 10)
+		f.lease = leaseValue(s.id, m, st.nextRun, ms(s.clock.Now()))
+		f.next = ms(next)
+		if mode == "skip" {
+			f.runID = ""
+		}
+		fires = append(fires, f)
+	}
+	return fires, nil
+}
+
+// advance runs the claim script over the prepared fires and starts a
+// worker for every fire won. It reports how many workers it started and
+// whether any fire was early by the server's clock.
+func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, early bool, err error) {
+	keys := []string{s.keys.queue(), s.keys.running()}
+	args := []any{s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds()}
+	for _, f := range fires {
+		m := f.state.member
+		keys = append(keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
+		mode := "run"
+		if f.runID == "" {
+			mode = "skip"
+		}
+		args = append(args, m, ms(f.at), f.next, mode, f.runIDOrSkip(), f.lease)
+	}
+	res, err := advanceScript.Run(ctx, s.rdb, keys, args...).StringSlice()
+	if err != nil {
+		return 0, false, err
+	}
+	for i, r := range res {
+		f := fires[i]
+		switch r {
+		case "fire":
+			s.startRun(f)
+			started++
+		case "early":
+			early = true
+		case "locked":
+			s.log.Info("fire skipped: previous run still running", "task", f.state.member, "fire", f.at)
+		case "misfire":
+			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.member, "fire", f.at)
+		case "missing":
+			s.log.Warn("queue entry without task hash removed", "task", f.state.member)
+		}
+	}
+	return started, early, nil
+}
+
+func (f *fire) runIDOrSkip() string {
+	if f.runID == "" {
+		return f.state.member + "@skip"
+	}
+	return f.runID
+}
+
+// ignore remembers a due member this process cannot run, at its current
+// score, so the loop does not spin on it; it is looked at again once its
+// score changes. The reason is logged once per score.
+func (s *Scheduler) ignore(member, msg string, err error) {
+	score, zerr := s.rdb.ZScore(context.Background(), s.keys.queue(), member).Result()
+	if zerr != nil {
+		return
+	}
+	s.mu.Lock()
+	prev, seen := s.ignored[member]
+	s.ignored[member] = int64(score)
+	s.mu.Unlock()
+	if !seen || prev != int64(score) {
+		s.log.Warn(msg, "task", member, "err", err)
+	}
+}
+
+func (s *Scheduler) isIgnored(member string, score int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, ok := s.ignored[member]
+	if ok && prev != score {
+		delete(s.ignored, member)
+		return false
+	}
+	return ok
+}
+
+func (s *Scheduler) ignoredCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ignored)
+}
+
+// forgetIgnored clears the ignored set, so every skipped entry is looked
+// at, and logged, again.
+func (s *Scheduler) forgetIgnored() {
+	s.mu.Lock()
+	clear(s.ignored)
+	s.mu.Unlock()
+}

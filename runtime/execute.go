@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// inflightRun is a run in progress in this process, whose lock and lease
+// maintenance renews until it finishes.
+type inflightRun struct {
+	lockKey, lockValue string
+	runKey, lease      string
+	ttl                time.Duration
+}
+
+// leaseValue is the value of a run's lease key: who runs what.
+func leaseValue(process, task string, fireMS, startMS int64) string {
+	b, _ := json.Marshal(struct {
+		Process string `json:"process"`
+		Task    string `json:"task"`
+		Fire    int64  `json:"fire"`
+		Start   int64  `json:"start"`
+	}{process, task, fireMS, startMS})
+	return string(b)
+}
+
+// startRun runs f's handler on a worker; the dispatch loop already holds
+// a worker slot for it, which the worker gives back when done.
+func (s *Scheduler) startRun(f *fire) {
+	m := f.state.member
+	run := &inflightRun{
+		lockKey:   s.keys.lock(m),
+		lockValue: s.id + "|" + fmt.Sprint(ms(f.at)),
+		runKey:    s.keys.run(f.runID),
+		lease:     f.lease,
+		ttl:       f.reg.cfg.Timeout,
+	}
+	s.mu.Lock()
+	s.inflight[f.runID] = run
+	s.mu.Unlock()
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		defer func() { s.slots <- struct{}{} }()
+		s.execute(f, run)
+		s.mu.Lock()
+		delete(s.inflight, f.runID)
+		s.mu.Unlock()
+	}()
+}
+
+// execute runs one fire's handler and records its outcome.
+func (s *Scheduler) execute(f *fire, run *inflightRun) {
+	info := RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id}
+	timeout := f.reg.cfg.Timeout
+	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
+	defer cancel()
+
+	start := s.clock.Now()
+	var err error
+	task, derr := s.newTask(f)
+	if derr != nil {
+		err = derr
+	} else {
+		if h := s.opts.hooks.BeforeExecute; h != nil {
+			h(ctx, info)
+		}
+		err = safeHandle(ctx, task)
+	}
+	end := s.clock.Now()
+	cost := end.Sub(start)
+	outcome := OutcomeOK
+	if err != nil {
+		outcome = OutcomeFailed
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("timeout %v exceeded: %w", timeout, err)
+		}
+	}
+	rec := Record{Task: info.Task, Fire: f.at, Start: start, End: end, Outcome: outcome,
+		Process: s.id, Attempt: 1}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	s.finish(f, run, rec, cost)
+
+	if err != nil {
+		s.log.Warn("run failed", "task", info.Task, "fire", f.at, "cost", cost.String(), "err", err)
+		if h := s.opts.hooks.Failed; h != nil {
+			h(ctx, info, err)
+		}
+	} else {
+		s.log.Debug("run ok", "task", info.Task, "fire", f.at, "cost", cost.String())
+		if h := s.opts.hooks.Executed; h != nil {
+			h(ctx, info, cost)
+		}
+	}
+	res := Result{RunInfo: info, Start: start, Cost: cost, OK: err == nil, Err: err}
+	for _, l := range s.opts.listeners {
+		l.OnComplete(ctx, res)
+	}
+}
+
+// newTask builds the handler value: a new value of the registered type,
+// with the run-time task's parameters decoded into it.
+func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
+	task := f.reg.cfg.New()
+	if f.state.params != "" {
+		if err := json.Unmarshal([]byte(f.state.params), task); err != nil {
+			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.member, f.reg.cfg.Class, err)
+		}
+	}
+	return task, nil
+}
+
+// safeHandle calls Handle, turning a panic into an error.
+func safeHandle(ctx context.Context, task TaskInterface) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return task.Handle(ctx)
+}
+
+// finish records the run in Redis, retrying for a while if Redis is away,
+// so a finished run is not reported abandoned.
+func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, cost time.Duration) {
+	m := f.state.member
+	keys := []string{s.keys.task(m), run.lockKey, s.keys.running(), run.runKey, s.keys.history(m), s.keys.queue(), s.keys.tasks()}
+	args := []any{f.runID, run.lockValue, string(rec.Outcome), rec.Error, cost.Milliseconds(), rec.encode(),
+		s.opts.historyLen, s.opts.historyAge.Milliseconds(), boolArg(f.once), m}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		err := finishScript.Run(ctx, s.rdb, keys, args...).Err()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			s.log.Error("could not record run; it will be reported abandoned", "task", m, "fire", f.at, "err", err)
+			return
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}

@@ -1,0 +1,85 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Record is one entry of a task's run history.
+type Record struct {
+	// Task is the task's name.
+	Task string
+	// JobID is set for enqueued jobs.
+	JobID string
+	// Fire is the scheduled instant.
+	Fire time.Time
+	// Start and End bound the handler's run (Redis server time); both equal
+	// the claim time for a skipped fire.
+	Start, End time.Time
+	// Outcome is how the run ended.
+	Outcome Outcome
+	// Error is the handler's error, or why the fire was skipped or abandoned.
+	Error string
+	// Process is the id of the process that ran (or skipped) it.
+	Process string
+	// Attempt counts from 1; 0 for a skipped fire.
+	Attempt int
+}
+
+// wireRecord is the JSON form of a Record in Redis, times in unix ms. The
+// Lua scripts write the same shape.
+type wireRecord struct {
+	Task    string `json:"task"`
+	JobID   string `json:"job,omitempty"`
+	Fire    int64  `json:"fire"`
+	Start   int64  `json:"start_ms"`
+	End     int64  `json:"end_ms"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	Process string `json:"process"`
+	Attempt int    `json:"attempt"`
+}
+
+func (r Record) encode() string {
+	b, _ := json.Marshal(wireRecord{Task: r.Task, JobID: r.JobID, Fire: ms(r.Fire), Start: ms(r.Start),
+		End: ms(r.End), Outcome: string(r.Outcome), Error: r.Error, Process: r.Process, Attempt: r.Attempt})
+	return string(b)
+}
+
+func decodeRecord(s string) (Record, error) {
+	var w wireRecord
+	if err := json.Unmarshal([]byte(s), &w); err != nil {
+		return Record{}, err
+	}
+	return Record{Task: w.Task, JobID: w.JobID, Fire: fromMS(w.Fire), Start: fromMS(w.Start), End: fromMS(w.End),
+		Outcome: Outcome(w.Outcome), Error: w.Error, Process: w.Process, Attempt: w.Attempt}, nil
+}
+
+// History returns up to limit of the task's most recent run records,
+// newest first (limit <= 0 means all that are kept). Records that do not
+// decode are skipped.
+func (s *Scheduler) History(ctx context.Context, task string, limit int) ([]Record, error) {
+	return readHistory(ctx, s.rdb, s.keys, task, limit)
+}
+
+func readHistory(ctx context.Context, rdb redis.UniversalClient, k keys, task string, limit int) ([]Record, error) {
+	stop := int64(limit) - 1
+	if limit <= 0 {
+		stop = -1
+	}
+	raw, err := rdb.LRange(ctx, k.history(task), 0, stop).Result()
+	if err != nil {
+		return nil, fmt.Errorf("crontab: read history of %q: %w", task, err)
+	}
+	out := make([]Record, 0, len(raw))
+	for _, r := range raw {
+		if rec, err := decodeRecord(r); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}

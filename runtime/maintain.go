@@ -1,0 +1,281 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maintain runs the periodic duties of every process (heartbeat, lease
+// renewal, clock sync, detecting that Redis lost its data) and, in the
+// process holding lock:master, the duties done once per namespace
+// (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks).
+func (s *Scheduler) maintain(ctx context.Context) {
+	tick := time.NewTicker(s.opts.heartbeat)
+	defer tick.Stop()
+	lastSync := time.Now()
+	lastForget := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("heartbeat failed", "err", err)
+			continue
+		}
+		s.renew(ctx)
+		if time.Since(lastSync) > 10*time.Second {
+			lastSync = time.Now()
+			if err := s.clock.Sync(ctx, 3); err != nil {
+				s.log.Warn("clock sync failed", "err", err)
+			}
+		}
+		if time.Since(lastForget) > time.Minute {
+			lastForget = time.Now()
+			s.forgetIgnored()
+		}
+		if err := s.checkData(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("data check failed", "err", err)
+		}
+		if s.takeMaster(ctx) {
+			s.masterDuties(ctx)
+		}
+	}
+}
+
+// heartbeat tells the namespace this process is alive and what it runs.
+func (s *Scheduler) heartbeat(ctx context.Context) error {
+	now := ms(s.clock.Now())
+	host, _ := os.Hostname()
+	s.mu.Lock()
+	running := len(s.inflight)
+	s.mu.Unlock()
+	pipe := s.rdb.Pipeline()
+	pipe.ZAdd(ctx, s.keys.processes(), redis.Z{Score: float64(now), Member: s.id})
+	pipe.HSet(ctx, s.keys.process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
+		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.all()))
+	pipe.PExpire(ctx, s.keys.process(s.id), 3*s.opts.processTTL)
+	_, err := pipe.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	return s.refreshDeclared(ctx, now)
+}
+
+// renew extends the locks and leases of this process's runs in progress.
+func (s *Scheduler) renew(ctx context.Context) {
+	s.mu.Lock()
+	runs := make([]*inflightRun, 0, len(s.inflight))
+	for _, r := range s.inflight {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	if len(runs) == 0 {
+		return
+	}
+	_, err := pipelined(ctx, s.rdb, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
+		for _, r := range runs {
+			renewScript.EvalSha(ctx, pipe, []string{r.lockKey, r.runKey}, r.lockValue, r.lease, r.ttl.Milliseconds())
+		}
+		return struct{}{}
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("renewing run leases failed", "err", err)
+	}
+}
+
+// checkData re-registers the tasks when Redis lost its data (a restart
+// without persistence, a flush): the meta key written at registration is
+// gone.
+func (s *Scheduler) checkData(ctx context.Context) error {
+	n, err := s.rdb.Exists(ctx, s.keys.meta()).Result()
+	if err != nil || n == 1 {
+		return err
+	}
+	if len(s.reg.all()) == 0 {
+		return nil
+	}
+	s.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
+	if err := s.register(ctx); err != nil {
+		return err
+	}
+	s.wake()
+	return nil
+}
+
+// takeMaster takes or renews lock:master and reports whether this process
+// holds it.
+func (s *Scheduler) takeMaster(ctx context.Context) bool {
+	ok, err := masterScript.Run(ctx, s.rdb, []string{s.keys.master()}, s.id, s.opts.processTTL.Milliseconds()).Int()
+	held := err == nil && ok == 1
+	s.mu.Lock()
+	changed := held != s.isMaster
+	s.isMaster = held
+	s.mu.Unlock()
+	if changed {
+		s.log.Info("master role", "held", held)
+	}
+	return held
+}
+
+// masterDuties are done by one process per namespace at a time.
+func (s *Scheduler) masterDuties(ctx context.Context) {
+	for name, f := range map[string]func(context.Context) error{
+		"reap abandoned runs": s.reap,
+		"requeue tasks":       s.requeue,
+		"prune tasks":         s.prune,
+	} {
+		if err := f(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn(name+" failed", "err", err)
+		}
+	}
+}
+
+// reap records runs whose process died as abandoned and frees their locks.
+func (s *Scheduler) reap(ctx context.Context) error {
+	ids, err := s.rdb.SMembers(ctx, s.keys.running()).Result()
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	leases, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+		cmds := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.Get(ctx, s.keys.run(id))
+		}
+		return cmds
+	})
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	beats, err := s.rdb.ZRangeWithScores(ctx, s.keys.processes(), 0, -1).Result()
+	if err != nil {
+		return err
+	}
+	alive := make(map[string]bool, len(beats))
+	deadline := float64(ms(s.clock.Now()) - s.opts.processTTL.Milliseconds())
+	for _, b := range beats {
+		alive[b.Member.(string)] = b.Score >= deadline
+	}
+	for i, id := range ids {
+		lease, _ := leases[i].Result()
+		var l struct {
+			Process string `json:"process"`
+			Task    string `json:"task"`
+			Fire    int64  `json:"fire"`
+		}
+		if lease != "" {
+			if json.Unmarshal([]byte(lease), &l) != nil || alive[l.Process] {
+				continue
+			}
+		} else {
+			// The lease expired: recover task and fire from the run id.
+			at := strings.LastIndexByte(id, '@')
+			if at < 0 {
+				continue
+			}
+			l.Task = id[:at]
+			l.Fire, _ = strconv.ParseInt(id[at+1:], 10, 64)
+		}
+		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: s.clock.Now(),
+			Outcome: OutcomeAbandoned, Error: "process " + l.Process + " died during the run", Process: l.Process, Attempt: 1}
+		n, err := abandonScript.Run(ctx, s.rdb,
+			[]string{s.keys.running(), s.keys.run(id), s.keys.lock(l.Task), s.keys.task(l.Task), s.keys.history(l.Task), s.keys.processes()},
+			id, lease, l.Process+"|"+strconv.FormatInt(l.Fire, 10), l.Process, s.opts.processTTL.Milliseconds(),
+			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds()).Int()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			s.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
+		}
+	}
+	return nil
+}
+
+// requeue puts active and paused tasks that are not in the queue back in
+// it at their next future instant: tasks an operator enabled again, and
+// entries lost to bad data.
+func (s *Scheduler) requeue(ctx context.Context) error {
+	members, err := s.rdb.SMembers(ctx, s.keys.tasks()).Result()
+	if err != nil || len(members) == 0 {
+		return err
+	}
+	type probe struct {
+		score *redis.FloatCmd
+		state *redis.SliceCmd
+	}
+	probes, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []probe {
+		ps := make([]probe, len(members))
+		for i, m := range members {
+			ps[i] = probe{pipe.ZScore(ctx, s.keys.queue(), m), pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)}
+		}
+		return ps
+	})
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	now := s.clock.Now()
+	for i, m := range members {
+		if probes[i].score.Err() == nil {
+			continue // queued
+		}
+		vals := probes[i].state.Val()
+		if allNil(vals) {
+			s.rdb.SRem(ctx, s.keys.tasks(), m)
+			continue
+		}
+		st, err := parseTaskState(m, vals)
+		if err != nil || (st.status != StatusActive && st.status != StatusPaused) || st.expression == "" {
+			continue
+		}
+		sched, err := s.cache.get(st.expression, st.tz)
+		if err != nil {
+			continue
+		}
+		next := ms(sched.Next(now))
+		if next == 0 {
+			continue
+		}
+		n, err := requeueScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue()}, m, next).Int()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			s.log.Info("task back in the queue", "task", m, "status", st.status, "next", fromMS(next))
+			s.rdb.Publish(ctx, s.keys.wake(), "requeue")
+		}
+	}
+	return nil
+}
+
+// prune removes static tasks that no live process has declared for a
+// while: tasks deleted from the code, once every process of the builds
+// that declared them is gone. Run-time tasks are never pruned.
+func (s *Scheduler) prune(ctx context.Context) error {
+	grace := 3 * s.opts.processTTL
+	cutoff := strconv.FormatInt(ms(s.clock.Now())-grace.Milliseconds(), 10)
+	stale, err := s.rdb.ZRangeByScore(ctx, s.keys.declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+	if err != nil {
+		return err
+	}
+	for _, m := range stale {
+		n, err := pruneScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue(), s.keys.tasks(), s.keys.declared()},
+			m, grace.Milliseconds()).Int()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			s.log.Info("task removed: no running build declares it", "task", m)
+		}
+	}
+	// Forget processes that have been silent for long.
+	old := strconv.FormatInt(ms(s.clock.Now())-(10*s.opts.processTTL).Milliseconds(), 10)
+	return s.rdb.ZRemRangeByScore(ctx, s.keys.processes(), "-inf", "("+old).Err()
+}

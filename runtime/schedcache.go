@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// scheduleCache parses (expression, zone) pairs once. Processes compute the
+// next instant from the expression stored in the task hash, not from their
+// own registry, so processes of different builds agree on every instant.
+type scheduleCache struct {
+	mu sync.Mutex
+	m  map[[2]string]scheduleEntry
+}
+
+type scheduleEntry struct {
+	s   Schedule
+	err error
+}
+
+// maxCachedSchedules bounds the cache; past it the cache starts over.
+const maxCachedSchedules = 10000
+
+func (c *scheduleCache) get(expression, tz string) (Schedule, error) {
+	k := [2]string{expression, tz}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[k]; ok {
+		return e.s, e.err
+	}
+	if c.m == nil || len(c.m) >= maxCachedSchedules {
+		c.m = make(map[[2]string]scheduleEntry)
+	}
+	var e scheduleEntry
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		e.err = fmt.Errorf("tz %q: %w", tz, err)
+	} else if e.s, err = Parse(expression, loc); err != nil {
+		e.err = fmt.Errorf("expression %q: %w", expression, err)
+	}
+	c.m[k] = e
+	return e.s, e.err
+}

@@ -1,0 +1,262 @@
+package runtime
+
+import "github.com/redis/go-redis/v9"
+
+// Every script reads Redis server time itself (TIME) where a decision
+// depends on "now", and declares every key it touches in KEYS, so it runs
+// unchanged on Redis Cluster (all keys of a namespace share one slot).
+
+// luaNow is the prelude that sets `now` to the server time in milliseconds.
+const luaNow = `
+local __t = redis.call('TIME')
+local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
+`
+
+// luaHistory is the prelude that defines push_history(key, record, limit,
+// age_ms): LPUSH the record, trim to limit, drop records older than age from
+// the tail and let the whole list expire after age without writes.
+const luaHistory = `
+local function push_history(key, record, limit, age)
+  redis.call('LPUSH', key, record)
+  redis.call('LTRIM', key, 0, limit - 1)
+  for _ = 1, 16 do
+    local tail = redis.call('LINDEX', key, -1)
+    if not tail then break end
+    local ok, r = pcall(cjson.decode, tail)
+    if ok and type(r) == 'table' and tonumber(r.end_ms or r.fire) and tonumber(r.end_ms or r.fire) >= now - age then break end
+    redis.call('RPOP', key)
+  end
+  redis.call('PEXPIRE', key, age)
+end
+`
+
+// registerScript writes one declared task: created if absent; expression or
+// zone changes reschedule it; the status, an operator's, is kept.
+//
+// KEYS: task, queue, tasks, meta, declared
+// ARGV: member, now, next, status, expression, tz, interval, class, type,
+// timeout_ms, concurrent, misfire, retries, source
+var registerScript = redis.NewScript(`
+local member = ARGV[1]
+redis.call('HSETNX', KEYS[4], 'created_at', ARGV[2])
+redis.call('ZADD', KEYS[5], ARGV[2], member)
+redis.call('SADD', KEYS[3], member)
+local changed = 0
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9],
+    'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'status', ARGV[4],
+    'next_run', ARGV[3], 'last_run', 0, 'created_at', ARGV[2], 'timeout', ARGV[10],
+    'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14],
+    'runs', 0, 'failures', 0, 'skips', 0)
+  changed = 1
+else
+  redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10],
+    'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14])
+  local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run')
+  if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) then
+    redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
+    changed = 1
+  end
+end
+local st = redis.call('HGET', KEYS[1], 'status')
+local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
+if st == 'disabled' or nr == 0 then
+  redis.call('ZREM', KEYS[2], member)
+elseif changed == 1 or not redis.call('ZSCORE', KEYS[2], member) then
+  redis.call('ZADD', KEYS[2], nr, member)
+end
+return changed
+`)
+
+// advanceScript claims due fires atomically, oldest first: for each
+// candidate whose next_run still equals the fire the caller read (the
+// compare-and-set that makes every instant fire once), it moves next_run on,
+// then either records a skip or takes the lock and the run lease.
+//
+// KEYS: queue, running, then per candidate: task, lock, run, history
+// ARGV: process, history_limit, history_age_ms, then per candidate:
+// member, fire, next, mode ("run" or "skip"), run_id, lease_json
+// Returns one status string per candidate: fire, stale, early, missing,
+// disabled, paused, misfire, locked.
+var advanceScript = redis.NewScript(luaNow + luaHistory + `
+local out = {}
+local n = (#KEYS - 2) / 4
+for i = 0, n - 1 do
+  local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
+  local member, fire, nxt, mode, runid, lease = ARGV[4 + 6*i], ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i]
+  local h = redis.call('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
+  local res
+  if not h[1] then
+    redis.call('ZREM', KEYS[1], member)
+    res = 'missing'
+  elseif h[1] ~= fire then
+    res = 'stale'
+  elseif tonumber(fire) > now then
+    redis.call('ZADD', KEYS[1], fire, member)
+    res = 'early'
+  elseif h[2] == 'disabled' then
+    redis.call('ZREM', KEYS[1], member)
+    res = 'disabled'
+  else
+    if nxt == '0' then
+      redis.call('ZREM', KEYS[1], member)
+    else
+      redis.call('ZADD', KEYS[1], nxt, member)
+    end
+    redis.call('HSET', task, 'next_run', nxt)
+    local function skip(reason)
+      redis.call('HINCRBY', task, 'skips', 1)
+      push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
+        outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
+    end
+    if h[2] ~= 'active' then
+      redis.call('HINCRBY', task, 'skips', 1)
+      res = 'paused'
+    elseif mode == 'skip' then
+      skip('misfire: missed while no scheduler ran')
+      res = 'misfire'
+    else
+      local timeout = tonumber(h[4]) or 300000
+      local got = true
+      if h[3] ~= '1' then
+        got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
+      end
+      if not got then
+        skip('previous run still running')
+        res = 'locked'
+      else
+        redis.call('HSET', task, 'last_run', fire)
+        redis.call('SADD', KEYS[2], runid)
+        redis.call('SET', run, lease, 'PX', timeout)
+        res = 'fire'
+      end
+    end
+  end
+  out[#out + 1] = res
+end
+return out
+`)
+
+// finishScript records a completed run: releases its lock (if still ours),
+// its lease and its running entry, updates the task's last result and
+// counters and appends the history record. A once task is removed.
+//
+// KEYS: task, lock, running, run, history, queue, tasks
+// ARGV: run_id, lock_value, outcome, error, duration_ms, record_json,
+// history_limit, history_age_ms, once, member
+var finishScript = redis.NewScript(luaNow + luaHistory + `
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[4])
+if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'last_result', ARGV[3], 'last_error', ARGV[4], 'last_duration', ARGV[5])
+  redis.call('HINCRBY', KEYS[1], 'runs', 1)
+  if ARGV[3] ~= 'ok' then redis.call('HINCRBY', KEYS[1], 'failures', 1) end
+  if ARGV[9] == '1' and tonumber(redis.call('HGET', KEYS[1], 'next_run')) == 0 then
+    redis.call('DEL', KEYS[1])
+    redis.call('ZREM', KEYS[6], ARGV[10])
+    redis.call('SREM', KEYS[7], ARGV[10])
+  end
+end
+push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
+`)
+
+// renewScript extends the lock and lease of a run still in progress, if
+// they are still this run's.
+//
+// KEYS: lock, run
+// ARGV: lock_value, lease_json, ttl_ms
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+if redis.call('GET', KEYS[2]) == ARGV[2] and redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+return 1
+`)
+
+// abandonScript records a run whose process died: the run is still in
+// running but its lease expired, or its process stopped heart-beating.
+//
+// KEYS: running, run, lock, task, history, processes
+// ARGV: run_id, lease_json_seen (or ""), lock_value, process, process_ttl_ms,
+// record_json, history_limit, history_age_ms
+var abandonScript = redis.NewScript(luaNow + luaHistory + `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  if cur ~= ARGV[2] then return 0 end
+  local beat = tonumber(redis.call('ZSCORE', KEYS[6], ARGV[4]))
+  if beat and beat >= now - tonumber(ARGV[5]) then return 0 end
+end
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run')
+  redis.call('HINCRBY', KEYS[4], 'runs', 1)
+  redis.call('HINCRBY', KEYS[4], 'failures', 1)
+end
+push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
+`)
+
+// requeueScript puts an active or paused task that is not queued (it was
+// disabled, or its entry was lost) back in the queue at next.
+//
+// KEYS: task, queue
+// ARGV: member, next
+var requeueScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], 'status')
+if st ~= 'active' and st ~= 'paused' then return 0 end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'next_run', ARGV[2])
+if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
+return 1
+`)
+
+// pruneScript removes a declared (static) task that no live process has
+// declared within the grace window.
+//
+// KEYS: task, queue, tasks, declared
+// ARGV: member, grace_ms
+var pruneScript = redis.NewScript(luaNow + `
+local seen = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]))
+if seen and seen >= now - tonumber(ARGV[2]) then return 0 end
+if redis.call('HGET', KEYS[1], 'source') ~= 'static' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+`)
+
+// masterScript takes or renews the master lock.
+//
+// KEYS: master
+// ARGV: process, ttl_ms
+// Returns 1 when this process holds the lock.
+var masterScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// releaseScript deletes a key if it still holds the given value
+// (compare-and-delete).
+//
+// KEYS: key
+// ARGV: value
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
