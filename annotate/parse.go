@@ -538,7 +538,6 @@ func (p *parser) check() {
 	}
 }
 
-
 // quote quotes s for an error message, shortened if it is long.
 func quote(s string) string {
 	const max = 40
