@@ -38,6 +38,7 @@ type Scheduler struct {
 	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns context.CancelFunc
 	isMaster bool
+	started  chan struct{} // closed once tasks are registered and dispatch begins
 }
 
 // NewScheduler returns a scheduler for the tasks of reg on client.
@@ -64,6 +65,7 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		slots:    make(chan struct{}, o.workers),
 		inflight: make(map[string]*inflightRun),
 		ignored:  make(map[string]int64),
+		started:  make(chan struct{}),
 	}
 	for range o.workers {
 		s.slots <- struct{}{}
@@ -101,6 +103,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	bg.Go(func() { s.maintain(ctx) })
 	s.log.Info("scheduler started", "tasks", len(s.reg.all()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
+	close(s.started)
 
 	s.dispatch(ctx)
 	bg.Wait()

@@ -124,6 +124,13 @@ func runScheduler(t testing.TB, rdb redis.UniversalClient, reg *Registry, opts .
 		})
 	}
 	t.Cleanup(stop)
+	select {
+	case <-s.started:
+	case err := <-done:
+		t.Fatalf("Run returned before starting: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("scheduler did not start within 10s")
+	}
 	return s, stop
 }
 
@@ -159,4 +166,8 @@ func hget(t testing.TB, rdb redis.UniversalClient, task, field string) string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func redisZ(score int64, member string) redis.Z {
+	return redis.Z{Score: float64(score), Member: member}
 }
