@@ -1,0 +1,44 @@
+# The commands a user runs; see README.md.
+GO       ?= go
+FUZZTIME ?= 30s
+# Every committed generated file, checked for staleness by `make check`.
+GENERATED := $(shell git ls-files '*crontab_gen.go' 2>/dev/null)
+
+.PHONY: run test check generate bench fuzz
+
+## run: run the example scheduler against $$REDIS_URL (default redis://127.0.0.1:6379)
+run:
+	$(GO) run ./examples/basic
+
+## test: static checks, then every test with the race detector
+test: check
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+## check: gofmt, go vet, and generated files fresh
+check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^testdata/'))"; \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@for f in $(GENERATED); do \
+	  case $$f in testdata/*) continue;; esac; \
+	  d=$$(dirname $$f); \
+	  echo "crontabgen -check $$f"; \
+	  (cd $$d && $(GO) run github.com/gocrontab/crontab/cmd/crontabgen -check -o $$(basename $$f) .) || exit 1; \
+	done
+
+## generate: regenerate every crontab_gen.go
+generate:
+	$(GO) generate ./...
+
+## bench: the benchmarks (see BENCHMARKS.md)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+func TestThreeProcessesFireEachInstantOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var ws []*worker
+	for i := range 3 {
+		ws = append(ws, startWorker(t, srv, fmt.Sprintf("w%d", i), "WORKER_TASKS=tick"))
+	}
+	time.Sleep(32 * time.Second)
+	for _, w := range ws {
+		w.stop(t)
+	}
+	fires := readFires(t, rdb)
+	if len(fires) < 30 {
+		t.Fatalf("%d fires in 32s of an every:1s task", len(fires))
+	}
+	checkEverySecond(t, fires)
+	byProcess := map[string]int{}
+	for _, f := range fires {
+		byProcess[f.process]++
+	}
+	t.Logf("fires by process: %v", byProcess)
+}
+
+func TestSkewedProcessClocksAgree(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var ws []*worker
+	for i, off := range []string{"-30s", "0s", "30s"} {
+		ws = append(ws, startWorker(t, srv, fmt.Sprintf("skew%d", i), "WORKER_TASKS=tick", "WORKER_CLOCK_OFFSET="+off))
+	}
+	time.Sleep(12 * time.Second)
+	for _, w := range ws {
+		w.stop(t)
+	}
+	fires := readFires(t, rdb)
+	if len(fires) < 10 {
+		t.Fatalf("%d fires in 12s", len(fires))
+	}
+	for _, f := range fires {
+		if f.startMS < f.fireMS {
+			t.Errorf("fire %d started %dms early", f.fireMS, f.fireMS-f.startMS)
+		}
+	}
+	checkEverySecond(t, fires)
+}
+
+// slowRun is one run of the Slow task.
+type slowRun struct {
+	start, end, fire int64
+	process          string
+}
+
+func TestLongTaskNeverOverlapsAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var ws []*worker
+	for i := range 3 {
+		ws = append(ws, startWorker(t, srv, fmt.Sprintf("slow%d", i), "WORKER_TASKS=slow"))
+	}
+	time.Sleep(14 * time.Second)
+	for _, w := range ws {
+		w.stop(t)
+	}
+	raw, err := rdb.LRange(context.Background(), "e2e:slow", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []slowRun
+	for _, r := range raw {
+		p := strings.Split(r, "|")
+		var s slowRun
+		s.start, _ = strconv.ParseInt(p[0], 10, 64)
+		s.end, _ = strconv.ParseInt(p[1], 10, 64)
+		s.process = p[2]
+		s.fire, _ = strconv.ParseInt(p[3], 10, 64)
+		runs = append(runs, s)
+	}
+	if len(runs) < 3 {
+		t.Fatalf("%d runs of a 2.5s task in 14s", len(runs))
+	}
+	slices.SortFunc(runs, func(a, b slowRun) int { return int(a.start - b.start) })
+	for i := 1; i < len(runs); i++ {
+		if runs[i].start < runs[i-1].end {
+			t.Errorf("run at %d (%s) started before the run at %d (%s) ended", runs[i].start, runs[i].process, runs[i-1].start, runs[i-1].process)
+		}
+	}
+	skips, err := rdb.HGet(context.Background(), "{crontab}:task:slow", "skips").Int()
+	if err != nil || skips == 0 {
+		t.Errorf("skips = %d (%v), want the fires that found the task running counted", skips, err)
+	}
+}
+
+func TestSIGKILLMidRunIsRecordedAndScheduleContinues(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	ws := map[string]*worker{}
+	for i := range 2 {
+		id := fmt.Sprintf("kill%d", i)
+		ws[id] = startWorker(t, srv, id, "WORKER_TASKS=slow")
+	}
+	// Wait until a run holds the task's lock, then kill its process.
+	var owner string
+	deadline := time.Now().Add(10 * time.Second)
+	for owner == "" && time.Now().Before(deadline) {
+		v, _ := rdb.Get(ctx, "{crontab}:lock:task:slow").Result()
+		owner, _, _ = strings.Cut(v, "|")
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ws[owner] == nil {
+		t.Fatalf("lock holder %q is not one of the workers", owner)
+	}
+	time.Sleep(500 * time.Millisecond) // mid-run
+	ws[owner].kill()
+	killed := time.Now()
+
+	// The run is recorded as abandoned, and the survivor keeps firing.
+	deadline = time.Now().Add(15 * time.Second)
+	var abandoned, after bool
+	for time.Now().Before(deadline) && !(abandoned && after) {
+		hist, _ := rdb.LRange(ctx, "{crontab}:history:slow", 0, -1).Result()
+		for _, h := range hist {
+			if strings.Contains(h, `"outcome":"abandoned"`) && strings.Contains(h, owner) {
+				abandoned = true
+			}
+		}
+		runs, _ := rdb.LRange(ctx, "e2e:slow", 0, -1).Result()
+		for _, r := range runs {
+			p := strings.Split(r, "|")
+			start, _ := strconv.ParseInt(p[0], 10, 64)
+			if p[2] != owner && start > killed.UnixMilli() {
+				after = true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !abandoned {
+		t.Error("the killed run was not recorded as abandoned")
+	}
+	if !after {
+		t.Error("no run of the task completed on the survivor after the kill")
+	}
+	if n, _ := rdb.SCard(ctx, "{crontab}:running").Result(); n > 1 {
+		t.Errorf("running set holds %d runs, want at most the survivor's", n)
+	}
+	t.Logf("recovered %v after the kill", time.Since(killed).Round(time.Millisecond))
+}

@@ -1,0 +1,81 @@
+// Command worker is the scheduler process of the end-to-end tests: the
+// tests build it, start several copies against a private redis-server, kill
+// some, and read back what its tasks recorded.
+//
+// Environment: REDIS_URL (required), WORKER_TASKS (comma-separated task
+// names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
+// this process's local clock, to test skew), WORKER_ID (process id).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/internal/e2e/worker/tasks"
+	crontab "github.com/gocrontab/crontab/runtime"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	opt, err := redis.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	tasks.Recorder = rdb
+
+	all := crontab.NewRegistry()
+	if err := tasks.Register(all); err != nil {
+		return err
+	}
+	reg := all
+	if names := os.Getenv("WORKER_TASKS"); names != "" {
+		reg = crontab.NewRegistry()
+		for _, name := range strings.Split(names, ",") {
+			cfg, ok := all.Lookup(name)
+			if !ok {
+				return fmt.Errorf("WORKER_TASKS: no task %q", name)
+			}
+			if err := reg.Add(cfg); err != nil {
+				return err
+			}
+		}
+	}
+	local := time.Now
+	if s := os.Getenv("WORKER_CLOCK_OFFSET"); s != "" {
+		off, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("WORKER_CLOCK_OFFSET: %w", err)
+		}
+		local = func() time.Time { return time.Now().Add(off) }
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := crontab.NewScheduler(rdb, reg,
+		crontab.WithLogger(logger),
+		crontab.WithProcessID(os.Getenv("WORKER_ID")),
+		crontab.WithLocalClock(local),
+		crontab.WithProcessTTL(2*time.Second),
+		crontab.WithGracePeriod(5*time.Second),
+	)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return s.Run(ctx)
+}

@@ -1,0 +1,57 @@
+// Package tasks holds the tasks of the end-to-end test worker. Each one
+// records what it did in Redis lists, where the tests read it back.
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	crontab "github.com/gocrontab/crontab/runtime"
+)
+
+//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o crontab_gen.go .
+
+// Recorder is where the tasks record their runs; main sets it.
+var Recorder redis.UniversalClient
+
+// The lists the tasks append to.
+const (
+	// FiresKey gets "task|fire_ms|process|start_ms" per run of Tick.
+	FiresKey = "e2e:fires"
+	// SlowKey gets "start_ms|end_ms|process|fire_ms" per run of Slow.
+	SlowKey = "e2e:slow"
+)
+
+// Tick records every fire.
+//
+//crontab:name="tick" expression="every:1s" timeout=5s
+type Tick struct{}
+
+// Handle records the fire.
+func (Tick) Handle(ctx context.Context) error {
+	run, _ := crontab.Run(ctx)
+	rec := fmt.Sprintf("%s|%d|%s|%d", run.Task, run.Fire.UnixMilli(), run.Process, time.Now().UnixMilli())
+	return Recorder.RPush(context.WithoutCancel(ctx), FiresKey, rec).Err()
+}
+
+// Slow runs for 2.5s every second: a non-concurrent task that must never
+// overlap itself.
+//
+//crontab:name="slow" expression="every:1s" timeout=10s
+type Slow struct{}
+
+// Handle sleeps 2.5s and records the run's span.
+func (Slow) Handle(ctx context.Context) error {
+	start := time.Now()
+	select {
+	case <-time.After(2500 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	run, _ := crontab.Run(ctx)
+	rec := fmt.Sprintf("%d|%d|%s|%d", start.UnixMilli(), time.Now().UnixMilli(), run.Process, run.Fire.UnixMilli())
+	return Recorder.RPush(context.WithoutCancel(ctx), SlowKey, rec).Err()
+}
