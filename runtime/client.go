@@ -2,18 +2,27 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrNotFound is wrapped by errors about a job or task that does not exist
-// (any more).
+// (any more): a job that already ran, was cancelled or never existed.
 var ErrNotFound = errors.New("crontab: not found")
 
-// Client enqueues and cancels delayed jobs. Producers that run no scheduler
-// use it alone.
+// ErrDuplicate is wrapped by the error of an Enqueue whose WithID names a
+// job that is already pending, running or dead.
+var ErrDuplicate = errors.New("crontab: duplicate job id")
+
+// Client enqueues and cancels delayed jobs, manages run-time tasks and
+// reads history. Producers that run no scheduler use it alone. It is safe
+// for concurrent use.
 type Client struct {
 	rdb  redis.UniversalClient
 	reg  *Registry
@@ -24,31 +33,199 @@ type Client struct {
 // NewClient returns a client for the job types of reg on client.
 func NewClient(client redis.UniversalClient, reg *Registry, opts ...Option) *Client {
 	o := buildOptions(opts)
+	if reg == nil {
+		reg = NewRegistry()
+	}
 	return &Client{rdb: client, reg: reg, opts: o, keys: newKeys(o.namespace)}
 }
 
-// EnqueueOption configures one Enqueue.
+// EnqueueOption configures one enqueued job.
 type EnqueueOption func(*enqueueOptions)
 
 type enqueueOptions struct {
-	at    time.Time
-	delay time.Duration
-	id    string
+	at      time.Time
+	delay   time.Duration
+	id      string
+	retries int // -1: the type's default
 }
 
-// At runs the job at t.
+// At runs the job at t (Redis server time). Without At or In the job is due
+// at once.
 func At(t time.Time) EnqueueOption { return func(o *enqueueOptions) { o.at = t } }
 
-// In runs the job after d.
+// In runs the job after d, measured on the Redis server's clock.
 func In(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.delay = d } }
 
-// Enqueue schedules job and returns its id.
-func (c *Client) Enqueue(ctx context.Context, job TaskInterface, opts ...EnqueueOption) (string, error) {
-	return "", errors.New("crontab: Enqueue: not implemented")
+// WithID gives the job its id, making Enqueue idempotent: a second enqueue
+// with an id that is pending, running or dead fails with ErrDuplicate. The
+// default is a random id. An id is at most 200 bytes.
+func WithID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id = id } }
+
+// MaxRetries overrides the type's retries (TaskConfig.Retries) for this
+// job: how many more attempts a failed run gets, with exponential backoff.
+func MaxRetries(n int) EnqueueOption { return func(o *enqueueOptions) { o.retries = n } }
+
+// envelope is the JSON stored for each job in jobs:data. Producers in other
+// languages write the same shape (see the package documentation).
+type envelope struct {
+	Task     string          `json:"task"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Retries  *int            `json:"retries,omitempty"`
+	Enqueued int64           `json:"enqueued,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Failed   int64           `json:"failed,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
 }
 
-// Cancel removes a pending job. It returns an error wrapping ErrNotFound when
-// the job already ran or never existed.
+// Enqueue schedules job, a value of a registered type, and returns its id.
+// Its payload is job JSON-encoded; the scheduler decodes it into a new value
+// of the type and calls Handle, once, at its time.
+func (c *Client) Enqueue(ctx context.Context, job TaskInterface, opts ...EnqueueOption) (string, error) {
+	name, payload, err := c.encodeJob(job)
+	if err != nil {
+		return "", err
+	}
+	return c.EnqueueRaw(ctx, name, payload, opts...)
+}
+
+// encodeJob resolves job's registered name and encodes its payload.
+func (c *Client) encodeJob(job TaskInterface) (string, json.RawMessage, error) {
+	name, ok := c.reg.NameOf(job)
+	if !ok {
+		return "", nil, fmt.Errorf("crontab: enqueue %T: type is not registered (annotate it and run go generate)", job)
+	}
+	payload, err := json.Marshal(job)
+	if err != nil {
+		return "", nil, fmt.Errorf("crontab: enqueue %q: encode payload: %w", name, err)
+	}
+	return name, payload, nil
+}
+
+// EnqueueRaw schedules a job by its registered name with a raw JSON
+// payload: what a producer without the Go types does. The name is not
+// checked against a registry; a job whose name no scheduler knows is kept
+// and logged until a process that knows it runs it.
+func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMessage, opts ...EnqueueOption) (string, error) {
+	id, env, o, err := c.prepare(name, payload, opts)
+	if err != nil {
+		return "", err
+	}
+	due, err := enqueueScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()},
+		id, env, ms(o.at), o.delay.Milliseconds(), c.keys.wake()).Int64()
+	if err != nil {
+		return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
+	}
+	if due < 0 {
+		return id, fmt.Errorf("crontab: enqueue %q: id %q: %w", name, id, ErrDuplicate)
+	}
+	return id, nil
+}
+
+// prepare validates one job and builds its id and envelope.
+func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOption) (string, string, enqueueOptions, error) {
+	o := enqueueOptions{retries: -1}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if name == "" {
+		return "", "", o, errors.New("crontab: enqueue: empty task name")
+	}
+	if len(payload) == 0 {
+		payload = json.RawMessage("{}")
+	}
+	if !json.Valid(payload) {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: payload is not valid JSON", name)
+	}
+	if len(payload) > c.opts.maxPayload {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: payload is %d bytes; the limit is %d (WithMaxPayload)", name, len(payload), c.opts.maxPayload)
+	}
+	if o.retries > MaxRetryLimit {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: MaxRetries(%d): at most %d", name, o.retries, MaxRetryLimit)
+	}
+	if o.delay < 0 {
+		o.delay = 0
+	}
+	id := o.id
+	if id == "" {
+		id = newJobID()
+	} else if len(id) > 200 {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: id is %d bytes; the limit is 200", name, len(id))
+	}
+	env := envelope{Task: name, Payload: payload}
+	if o.retries >= 0 {
+		env.Retries = &o.retries
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: %w", name, err)
+	}
+	return id, string(b), o, nil
+}
+
+// Job is one job for EnqueueMany.
+type Job struct {
+	// Value is the job, a value of a registered type.
+	Value TaskInterface
+	// Options are as for Enqueue.
+	Options []EnqueueOption
+}
+
+// EnqueueMany enqueues jobs in one pipeline and returns their ids in
+// order. It stops at the first invalid job, before sending anything; a
+// Redis error fails the whole call (some jobs may have been enqueued: use
+// WithID to make a retry safe).
+func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) {
+	ids := make([]string, len(jobs))
+	envs := make([]string, len(jobs))
+	os := make([]enqueueOptions, len(jobs))
+	for i, j := range jobs {
+		name, payload, err := c.encodeJob(j.Value)
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+		if ids[i], envs[i], os[i], err = c.prepare(name, payload, j.Options); err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	keys := []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()}
+	cmds, err := pipelined(ctx, c.rdb, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
+		cmds := make([]*redis.Cmd, len(jobs))
+		for i := range jobs {
+			cmds[i] = enqueueScript.EvalSha(ctx, pipe, keys, ids[i], envs[i], ms(os[i].at), os[i].delay.Milliseconds(), c.keys.wake())
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crontab: enqueue many: %w", err)
+	}
+	for i, cmd := range cmds {
+		if due, _ := cmd.Int64(); due < 0 {
+			return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
+		}
+	}
+	return ids, nil
+}
+
+// Cancel removes a pending job, so it never runs. It returns an error
+// wrapping ErrNotFound when the job already ran, is running, was cancelled
+// or never existed.
 func (c *Client) Cancel(ctx context.Context, id string) error {
-	return errors.New("crontab: Cancel: not implemented")
+	n, err := cancelScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.attempts(), c.keys.inflight()}, id).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("crontab: cancel %q: %w", id, err)
+	case n == 2:
+		return fmt.Errorf("crontab: cancel %q: the job is running: %w", id, ErrNotFound)
+	case n == 0:
+		return fmt.Errorf("crontab: cancel %q: no pending job: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+func newJobID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

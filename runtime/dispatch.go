@@ -87,17 +87,35 @@ func (s *Scheduler) releaseSlots(n int) {
 	}
 }
 
-// claim claims up to limit due tasks and starts their handlers. It returns
-// how long to sleep before the next claim: 0 to claim again at once.
+// claim claims up to limit due tasks and jobs and starts their handlers.
+// It returns how long to sleep before the next claim: 0 to claim again at
+// once.
 func (s *Scheduler) claim(ctx context.Context, limit int) (wait time.Duration, err error) {
 	used := 0
 	defer func() { s.releaseSlots(limit - used) }()
 
 	now := s.clock.Now()
+	taskWait, started, err := s.claimTasks(ctx, now, limit)
+	used += started
+	if err != nil || taskWait == 0 {
+		return taskWait, err
+	}
+	jobWait, started, err := s.claimJobs(ctx, now, limit-used)
+	used += started
+	if err != nil {
+		return 0, err
+	}
+	return min(taskWait, jobWait), nil
+}
+
+// claimTasks claims up to limit due tasks. It returns the sleep before the
+// next task is due (0 when there may be more due now) and how many runs it
+// started.
+func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (time.Duration, int, error) {
 	nowMS := ms(now)
 	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(limit+s.ignoredCount())-1).Result()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var due []string
 	nextMS := int64(-1)
@@ -116,26 +134,22 @@ func (s *Scheduler) claim(ctx context.Context, limit int) (wait time.Duration, e
 		}
 	}
 	if len(due) == 0 {
-		return s.sleepFor(now, nextMS), nil
+		return s.sleepFor(now, nextMS), 0, nil
 	}
 	fires, err := s.prepare(ctx, now, due)
-	if err != nil {
-		return 0, err
-	}
-	if len(fires) == 0 {
-		return 0, nil
+	if err != nil || len(fires) == 0 {
+		return 0, 0, err
 	}
 	started, early, err := s.advance(ctx, fires)
-	used = started
 	if err != nil {
-		return 0, err
+		return 0, started, err
 	}
 	if early {
 		// Our clock estimate ran ahead of the server's: resync, retry soon.
 		_ = s.clock.Sync(ctx, 3)
-		return time.Millisecond, nil
+		return time.Millisecond, started, nil
 	}
-	return 0, nil
+	return 0, started, nil
 }
 
 // sleepFor returns how long to sleep until the head at nextMS is due,

@@ -86,22 +86,7 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 		rec.Error = err.Error()
 	}
 	s.finish(f, run, rec, cost)
-
-	if err != nil {
-		s.log.Warn("run failed", "task", info.Task, "fire", f.at, "cost", cost.String(), "err", err)
-		if h := s.opts.hooks.Failed; h != nil {
-			h(ctx, info, err)
-		}
-	} else {
-		s.log.Debug("run ok", "task", info.Task, "fire", f.at, "cost", cost.String())
-		if h := s.opts.hooks.Executed; h != nil {
-			h(ctx, info, cost)
-		}
-	}
-	res := Result{RunInfo: info, Start: start, Cost: cost, OK: err == nil, Err: err}
-	for _, l := range s.opts.listeners {
-		l.OnComplete(ctx, res)
-	}
+	s.report(ctx, info, start, cost, err)
 }
 
 // newTask builds the handler value: a new value of the registered type,

@@ -17,6 +17,14 @@ package runtime
 //	P processes        ZSET  process id -> last heartbeat (unix ms)
 //	P process:<id>     HASH  host, pid, version, start, running handlers
 //	P declared         ZSET task key -> when a live process last declared it (unix ms)
+//	P jobs             ZSET job id -> due (unix ms): pending delayed jobs
+//	P jobs:data        HASH job id -> envelope JSON {"task","payload","retries","enqueued"}
+//	P jobs:attempt     HASH job id -> attempts claimed so far
+//	P jobs:inflight    ZSET job id -> lease deadline (unix ms), renewed by the runner
+//	P jobs:owner       HASH job id -> process running it
+//	P dead             ZSET job id -> when it failed for the last time (unix ms)
+//	P dead:data        HASH job id -> envelope JSON with the last error
+//	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
 //	P wake             channel published when the queue head moves earlier
 type keys struct {
@@ -38,5 +46,13 @@ func (k keys) history(key string) string { return k.prefix + "history:" + key }
 func (k keys) processes() string         { return k.prefix + "processes" }
 func (k keys) process(id string) string  { return k.prefix + "process:" + id }
 func (k keys) declared() string          { return k.prefix + "declared" }
+func (k keys) jobs() string              { return k.prefix + "jobs" }
+func (k keys) jobData() string           { return k.prefix + "jobs:data" }
+func (k keys) attempts() string          { return k.prefix + "jobs:attempt" }
+func (k keys) inflight() string          { return k.prefix + "jobs:inflight" }
+func (k keys) owners() string            { return k.prefix + "jobs:owner" }
+func (k keys) dead() string              { return k.prefix + "dead" }
+func (k keys) deadData() string          { return k.prefix + "dead:data" }
+func (k keys) stats() string             { return k.prefix + "stats" }
 func (k keys) meta() string              { return k.prefix + "meta" }
 func (k keys) wake() string              { return k.prefix + "wake" }

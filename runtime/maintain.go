@@ -31,6 +31,7 @@ func (s *Scheduler) maintain(ctx context.Context) {
 			continue
 		}
 		s.renew(ctx)
+		s.renewJobs(ctx)
 		if time.Since(lastSync) > 10*time.Second {
 			lastSync = time.Now()
 			if err := s.clock.Sync(ctx, 3); err != nil {
@@ -131,6 +132,7 @@ func (s *Scheduler) masterDuties(ctx context.Context) {
 		"reap abandoned runs": s.reap,
 		"requeue tasks":       s.requeue,
 		"prune tasks":         s.prune,
+		"redeliver jobs":      s.redeliver,
 	} {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn(name+" failed", "err", err)

@@ -190,6 +190,27 @@ func WithProcessTTL(d time.Duration) Option {
 	}
 }
 
+// WithRetryBackoff is the delay before a failed job's first retry; each
+// further retry waits twice as long (capped at an hour), with ±20% jitter.
+// The default is 1s; zero or less keeps the default.
+func WithRetryBackoff(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.retryBackoff = d
+		}
+	}
+}
+
+// WithDeadLetters bounds the dead-letter set: past it the oldest dead jobs
+// are dropped. The default is 10000; zero or less keeps the default.
+func WithDeadLetters(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.deadLetters = n
+		}
+	}
+}
+
 // WithLocalClock replaces the process's local clock. It exists for tests of
 // clock skew: the scheduler measures the offset of this clock from Redis
 // server time and schedules by the server. Nil keeps time.Now.

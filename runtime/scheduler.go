@@ -31,14 +31,16 @@ type Scheduler struct {
 	wakeCh chan struct{}
 	slots  chan struct{} // one token per free worker
 
-	mu       sync.Mutex
-	inflight map[string]*inflightRun // by run id
-	ignored  map[string]int64        // due members this process cannot run, by score
-	running  sync.WaitGroup
-	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
-	stopRuns context.CancelFunc
-	isMaster bool
-	started  chan struct{} // closed once tasks are registered and dispatch begins
+	mu              sync.Mutex
+	inflight        map[string]*inflightRun // by run id
+	inflightJobs    map[string]struct{}     // job ids running here
+	unknownJobTypes onceSet                 // job types seen that this process lacks (dispatch goroutine only)
+	ignored         map[string]int64        // due members this process cannot run, by score
+	running         sync.WaitGroup
+	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
+	stopRuns        context.CancelFunc
+	isMaster        bool
+	started         chan struct{} // closed once tasks are registered and dispatch begins
 }
 
 // NewScheduler returns a scheduler for the tasks of reg on client.
@@ -54,18 +56,19 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		o.processID = defaultProcessID()
 	}
 	s := &Scheduler{
-		rdb:      client,
-		reg:      reg,
-		opts:     o,
-		keys:     newKeys(o.namespace),
-		log:      o.logger.With("process", o.processID),
-		clock:    newServerClock(client, o.localClock),
-		id:       o.processID,
-		wakeCh:   make(chan struct{}, 1),
-		slots:    make(chan struct{}, o.workers),
-		inflight: make(map[string]*inflightRun),
-		ignored:  make(map[string]int64),
-		started:  make(chan struct{}),
+		rdb:          client,
+		reg:          reg,
+		opts:         o,
+		keys:         newKeys(o.namespace),
+		log:          o.logger.With("process", o.processID),
+		clock:        newServerClock(client, o.localClock),
+		id:           o.processID,
+		wakeCh:       make(chan struct{}, 1),
+		slots:        make(chan struct{}, o.workers),
+		inflight:     make(map[string]*inflightRun),
+		inflightJobs: make(map[string]struct{}),
+		ignored:      make(map[string]int64),
+		started:      make(chan struct{}),
 	}
 	for range o.workers {
 		s.slots <- struct{}{}

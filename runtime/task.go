@@ -58,8 +58,8 @@ func (m Misfire) Valid() bool { return m == MisfireOnce || m == MisfireSkip }
 // its handler's deadline and the TTL of its lock.
 const DefaultTimeout = 300 * time.Second
 
-// MaxRetries is the largest TaskConfig.Retries accepted.
-const MaxRetries = 100
+// MaxRetryLimit is the largest retry count accepted.
+const MaxRetryLimit = 100
 
 // TaskConfig describes one task or job type to a Registry. crontabgen writes
 // one per annotated type; run-time tasks are built from one too.
@@ -127,8 +127,8 @@ func (c TaskConfig) validate() error {
 		return fmt.Errorf("task %q: timeout %v: must be positive", c.Name, c.Timeout)
 	case !c.Misfire.Valid():
 		return fmt.Errorf("task %q: misfire %q: want once or skip", c.Name, c.Misfire)
-	case c.Retries < 0 || c.Retries > MaxRetries:
-		return fmt.Errorf("task %q: retries %d: want 0 to %d", c.Name, c.Retries, MaxRetries)
+	case c.Retries < 0 || c.Retries > MaxRetryLimit:
+		return fmt.Errorf("task %q: retries %d: want 0 to %d", c.Name, c.Retries, MaxRetryLimit)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 // Every task must implement crontab.TaskInterface: this file stops compiling
 // when one no longer does, or no longer exists. Run go generate.
 var (
+	_ crontab.TaskInterface = (*Count)(nil)
 	_ crontab.TaskInterface = (*Slow)(nil)
 	_ crontab.TaskInterface = (*Tick)(nil)
 )
@@ -20,6 +21,18 @@ var (
 // Register adds every annotated task to r.
 func Register(r *crontab.Registry) error {
 	for _, cfg := range []crontab.TaskConfig{
+		{
+			Name:       "count",
+			Class:      "github.com/gocrontab/crontab/internal/e2e/worker/tasks.Count",
+			Expression: "",
+			Status:     crontab.StatusActive,
+			Timeout:    30 * time.Second,
+			Concurrent: false,
+			TZ:         "UTC",
+			Misfire:    crontab.MisfireOnce,
+			Retries:    0,
+			New:        func() crontab.TaskInterface { return new(Count) },
+		},
 		{
 			Name:       "slow",
 			Class:      "github.com/gocrontab/crontab/internal/e2e/worker/tasks.Slow",

@@ -55,3 +55,29 @@ func (Slow) Handle(ctx context.Context) error {
 	rec := fmt.Sprintf("%d|%d|%s|%d", start.UnixMilli(), time.Now().UnixMilli(), run.Process, run.Fire.UnixMilli())
 	return Recorder.RPush(context.WithoutCancel(ctx), SlowKey, rec).Err()
 }
+
+// JobsKey gets "n|process|attempt" per run of Count.
+const JobsKey = "e2e:jobs"
+
+// Count is a job that records its number. With Sleep set it first sleeps,
+// so a test can kill its process mid-run.
+//
+//crontab:name="count" timeout=30s
+type Count struct {
+	N     int           `json:"n"`
+	Sleep time.Duration `json:"sleep,omitempty"`
+}
+
+// Handle records the job.
+func (c Count) Handle(ctx context.Context) error {
+	if c.Sleep > 0 {
+		select {
+		case <-time.After(c.Sleep):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	run, _ := crontab.Run(ctx)
+	rec := fmt.Sprintf("%d|%s|%d", c.N, run.Process, run.Attempt)
+	return Recorder.RPush(context.WithoutCancel(ctx), JobsKey, rec).Err()
+}

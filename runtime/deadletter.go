@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DeadJob is a job that failed on its last allowed attempt.
+type DeadJob struct {
+	// ID is the job's id.
+	ID string
+	// Task is the job's registered type name.
+	Task string
+	// Payload is the job's JSON payload.
+	Payload json.RawMessage
+	// Attempts is how many attempts were made.
+	Attempts int
+	// Error is the last attempt's error.
+	Error string
+	// Failed is when the last attempt ended.
+	Failed time.Time
+}
+
+// DeadJobs returns up to limit dead jobs, most recent first (limit <= 0
+// means all that are kept).
+func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
+	stop := int64(limit) - 1
+	if limit <= 0 {
+		stop = -1
+	}
+	ids, err := c.rdb.ZRevRange(ctx, c.keys.dead(), 0, stop).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	vals, err := c.rdb.HMGet(ctx, c.keys.deadData(), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("crontab: read dead jobs: %w", err)
+	}
+	out := make([]DeadJob, 0, len(ids))
+	for i, id := range ids {
+		raw, _ := vals[i].(string)
+		var env envelope
+		if json.Unmarshal([]byte(raw), &env) != nil {
+			continue
+		}
+		out = append(out, DeadJob{ID: id, Task: env.Task, Payload: env.Payload, Attempts: env.Attempts,
+			Error: env.Error, Failed: fromMS(env.Failed)})
+	}
+	return out, nil
+}
+
+// RetryDead moves a dead job back to the queue, due now, with its attempts
+// reset. It returns an error wrapping ErrNotFound when no dead job has id.
+func (c *Client) RetryDead(ctx context.Context, id string) error {
+	raw, err := c.rdb.HGet(ctx, c.keys.deadData(), id).Result()
+	if err == redis.Nil {
+		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("crontab: retry %q: %w", id, err)
+	}
+	var env envelope
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		return fmt.Errorf("crontab: retry %q: bad dead job data: %w", id, err)
+	}
+	env.Error, env.Failed, env.Attempts = "", 0, 0
+	b, _ := json.Marshal(env)
+	n, err := retryDeadScript.Run(ctx, c.rdb,
+		[]string{c.keys.dead(), c.keys.deadData(), c.keys.jobs(), c.keys.jobData(), c.keys.attempts()}, id, string(b)).Int()
+	if err != nil {
+		return fmt.Errorf("crontab: retry %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
+	}
+	c.rdb.Publish(ctx, c.keys.wake(), "retry")
+	return nil
+}
+
+// Stats are the run totals of a task or job type.
+type Stats struct {
+	// Runs counts completed runs (ok, failed and abandoned).
+	Runs int64 `json:"total"`
+	// Failures counts failed and abandoned runs.
+	Failures int64 `json:"fail"`
+}
+
+// Stats returns the totals of a scheduled task or of a job type, like the
+// seed design's {"total":N,"fail":M}.
+func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
+	pipe := c.rdb.Pipeline()
+	task := pipe.HMGet(ctx, c.keys.task(name), "runs", "failures")
+	job := pipe.HMGet(ctx, c.keys.stats(), name+":runs", name+":failures")
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Stats{}, fmt.Errorf("crontab: stats of %q: %w", name, err)
+	}
+	var st Stats
+	for _, vals := range [][]any{task.Val(), job.Val()} {
+		st.Runs += atoi(vals[0])
+		st.Failures += atoi(vals[1])
+	}
+	return st, nil
+}
+
+// History returns up to limit of the most recent run records of a task or
+// job type, newest first (limit <= 0 means all that are kept).
+func (c *Client) History(ctx context.Context, name string, limit int) ([]Record, error) {
+	return readHistory(ctx, c.rdb, c.keys, name, limit)
+}
+
+func atoi(v any) int64 {
+	s, _ := v.(string)
+	var n int64
+	fmt.Sscan(s, &n)
+	return n
+}
