@@ -1,0 +1,197 @@
+// Crontabgen writes the file that registers a program's scheduled tasks and
+// job types: every Go type whose doc comment holds a //crontab: directive.
+//
+// Usage:
+//
+//	crontabgen [-o FILE] [-check] [-tags LIST] [DIR|PATTERN ...]
+//
+// The flags are:
+//
+//	-o FILE
+//		Write the generated file to FILE. The default is crontab_gen.go in
+//		the first DIR (for a pattern such as ./tasks/..., its directory).
+//		FILE must end in .go and not in _test.go, and its directory must
+//		exist.
+//	-check
+//		Write nothing. Exit 0 if FILE holds exactly what would be
+//		generated, else exit 1 with "FILE is stale: run go generate" (or
+//		"FILE is missing: ..."). Meant for CI.
+//	-tags LIST
+//		Comma-separated build tags to load the packages with, as for
+//		go build -tags. The generated file is then meant for builds with
+//		the same tags.
+//	-h
+//		Print the usage and exit.
+//
+// # Running it
+//
+// From go generate, in a file of the package that gets the generated file:
+//
+//	//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o crontab_gen.go .
+//
+// go run builds crontabgen at the version of github.com/gocrontab/crontab
+// that go.mod requires. Since Go 1.24 a module can declare it as a tool
+// instead:
+//
+//	go get -tool github.com/gocrontab/crontab/cmd/crontabgen
+//
+// which adds "tool github.com/gocrontab/crontab/cmd/crontabgen" to go.mod;
+// then use
+//
+//	//go:generate go tool crontabgen -o crontab_gen.go .
+//
+// or run "go tool crontabgen" by hand. Either way, go generate runs it in
+// the directory of the file that holds the //go:generate line, and relative
+// paths are relative to that directory.
+//
+// # What is scanned
+//
+// Each argument is a directory or a package pattern; there is none, "."
+// is scanned. A directory is scanned recursively, like the pattern DIR/...:
+// every package in it and below it, skipping directories named vendor or
+// testdata, directories whose name starts with "." or "_", and nested
+// modules. Any other argument is a package pattern as the go command takes
+// it (./..., example.com/app/tasks). Only the Go files the build would use
+// are read: test files are not, and build constraints apply (see -tags).
+//
+// All packages are loaded at once, with their types (dependencies from
+// compiled export data, as cmd/stringer does). Errors in them (syntax, types,
+// missing imports) are reported like the generator's own errors, and nothing
+// is written. The old generated file is never part of the load: it starts
+// with the build constraint //go:build !crontabgen and crontabgen loads with
+// -tags crontabgen. So a stale or broken generated file never stands in the
+// way of regenerating it, and code that calls the generated Register,
+// NewScheduler or NewClient (main, in the same package or another) may exist
+// before the file does.
+//
+// # Directives
+//
+// A task is a package-level, non-generic type declaration whose doc comment
+// holds one line
+//
+//	//crontab:key=value key=value ...
+//
+// with no space after the //, anywhere in the doc comment (gofmt moves
+// directives to its end). The doc comment may be the declaration's
+// ("// doc\ntype T struct{}", or on a parenthesized declaration with one
+// type) or, in a group, the type's own. A value is a Go-quoted string
+// ("a b", `a b`) or a bare token without spaces (every:5m). The keys:
+//
+//	name        required; unique across everything scanned. The task's
+//	            name in Redis, in logs and for producers in other languages.
+//	expression  the schedule: every:N (seconds), every:30s, every:5m,
+//	            every:1h, daily:HH:MM, hourly:MM, cron:EXPR (5 fields) or
+//	            at:UNIX. A type without one is a job type: it never fires
+//	            on its own and runs when enqueued with a Client; its value
+//	            is the JSON payload.
+//	status      active (default), paused or disabled: the status the task
+//	            starts with. Operators change it in Redis at run time.
+//	timeout     a Go duration, 1ms to 24h, default 300s: the deadline of
+//	            the handler's context and the TTL of the task's lock.
+//	concurrent  true or false (default): whether a fire may start while the
+//	            previous run of the task still runs; when false it is
+//	            skipped and recorded.
+//	tz          the IANA zone the schedule is computed in, default UTC.
+//	misfire     once (default) or skip, for scheduled tasks: after
+//	            downtime, fire one catch-up run, or skip missed instants.
+//	retries     0 (default) to 100, for job types: extra attempts of a
+//	            failed job, with exponential backoff.
+//
+// The package github.com/gocrontab/crontab/annotate documents the grammar
+// in full.
+//
+// # Checks
+//
+// Every problem is collected before anything is reported:
+//
+//   - the directive's syntax and keys: an unknown or repeated key, a bad
+//     value, a missing name; misspelled keys get a suggestion;
+//   - the expression, parsed by the runtime's own Parse (so the generator
+//     and the runtime cannot disagree), and the zone, loaded with
+//     time.LoadLocation; the error points at the value;
+//   - the name is unique; a duplicate names the first declaration;
+//   - T or *T implements crontab.TaskInterface, that is has the method
+//     Handle(context.Context) error; the error names the missing method or
+//     shows the method's signature against the one wanted;
+//   - the type is neither generic, nor an alias, nor an interface, nor a
+//     pointer type, nor declared inside a function;
+//   - the generated file can refer to the type: a type in another package
+//     than the generated file's is exported, not in package main, not in
+//     an internal package the file's package may not import, and its
+//     package does not import the file's package (an import cycle);
+//   - a job type's value can round-trip through encoding/json: no channel,
+//     func, complex or unsafe.Pointer, and no map with keys JSON cannot
+//     use, reachable through the fields encoding/json uses (exported and
+//     embedded fields, pointers, slices, arrays, maps; fields tagged
+//     json:"-" and types with their own MarshalJSON, UnmarshalJSON,
+//     MarshalText or UnmarshalText are trusted). The error names the
+//     field's path, as Steps[].Run;
+//   - a //crontab: line anywhere else (on a func, method, var, const,
+//     field, the package clause, a type group, a line comment, a type
+//     inside a function, or in no doc comment at all) is an error, and so
+//     is a second directive on one type;
+//   - the generated file's package does not declare Register,
+//     NewScheduler, NewClient, crontab, redis or time itself.
+//
+// Errors are printed to standard error, sorted, one per line, as
+//
+//	file:line:col: message
+//
+// with file relative to the current directory when it is below it and
+// absolute otherwise, and col the 1-based byte column: of the offending key
+// or value for directive errors, of the directive for misplaced ones, of the
+// type's name for type errors. Problems without a place are printed as
+// "crontabgen: message". For example:
+//
+//	tasks.go:11:18: unknown key "expresion"; did you mean "expression"?
+//	tasks.go:20:6: type WrongParam does not implement crontab.TaskInterface (wrong type for method Handle: have Handle(int) error, want Handle(context.Context) error)
+//	b/b.go:8:16: duplicate task name "report"; first declared at a/a.go:8:16
+//
+// # Output
+//
+// One gofmt'd Go file, in the package of -o's directory: the package its Go
+// files declare (the build's files, tests aside), or the old generated
+// file's package, or, in a directory without Go files, a name made of the
+// directory's base name: lower case, with every character that cannot be in
+// an identifier replaced by "_" (my-registry becomes my_registry), a "_"
+// before a leading digit, and "pkg" instead of a keyword. It starts
+//
+//	// Code generated by crontabgen. DO NOT EDIT.
+//
+//	//go:build !crontabgen
+//
+// and holds no time, absolute path or version: the same input gives the
+// same bytes, on any machine. Tasks are sorted by package path, then type
+// name. It declares
+//
+//	// Register adds every annotated task to r.
+//	func Register(r *crontab.Registry) error
+//	// NewScheduler returns a scheduler for every annotated task, on client.
+//	func NewScheduler(client redis.UniversalClient, opts ...crontab.Option) (*crontab.Scheduler, error)
+//	// NewClient returns a client for enqueuing the annotated job types, on client.
+//	func NewClient(client redis.UniversalClient, opts ...crontab.Option) *crontab.Client
+//
+// with crontab the package github.com/gocrontab/crontab/runtime and redis
+// github.com/redis/go-redis/v9 (the module must require both). Register adds
+// one crontab.TaskConfig per task, every field written out with its default
+// resolved, and New returning new(T), which suits value and pointer
+// receivers and gives job payloads a pointer to decode into. The file also
+// asserts
+//
+//	var _ crontab.TaskInterface = (*T)(nil)
+//
+// for every task, so it stops compiling when a task changes in a way that
+// makes it stale; regenerate then.
+//
+// The file is written atomically (a temporary file in the same directory,
+// renamed over the old one, which keeps its mode; 0644 for a new file), and
+// not at all when its content would not change. On any error nothing is
+// written and an old file stays as it was.
+//
+// # Exit status
+//
+//	0  the file was written (or was already up to date); with -check, it is fresh
+//	1  errors in the scanned code or directives (all printed), a failing go
+//	   command, or, with -check, a stale or missing file
+//	2  a wrong command line: an unknown flag, a bad -o
+package main

@@ -1,0 +1,5 @@
+// Package skipped is never scanned.
+package skipped
+
+//crontab:name=skipped
+func Skipped() {}
