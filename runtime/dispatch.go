@@ -243,8 +243,12 @@ func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, ea
 			early = true
 		case "locked":
 			s.log.Info("fire skipped: previous run still running", "task", f.state.member, "fire", f.at)
+			s.skipped(ctx, f, SkipRunning)
 		case "misfire":
 			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.member, "fire", f.at)
+			s.skipped(ctx, f, SkipMisfire)
+		case "paused":
+			s.skipped(ctx, f, SkipPaused)
 		case "missing":
 			s.log.Warn("queue entry without task hash removed", "task", f.state.member)
 		}
@@ -299,4 +303,11 @@ func (s *Scheduler) forgetIgnored() {
 	s.mu.Lock()
 	clear(s.ignored)
 	s.mu.Unlock()
+}
+
+// skipped tells the Skipped hook of a fire that did not run.
+func (s *Scheduler) skipped(ctx context.Context, f *fire, reason SkipReason) {
+	if h := s.opts.hooks.Skipped; h != nil {
+		h(ctx, RunInfo{Task: f.state.member, Fire: f.at, Process: s.id}, reason)
+	}
 }

@@ -69,7 +69,7 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 		if h := s.opts.hooks.BeforeExecute; h != nil {
 			h(ctx, info)
 		}
-		err = safeHandle(ctx, task)
+		err = s.call(ctx, info, task)
 	}
 	end := s.clock.Now()
 	cost := end.Sub(start)
@@ -100,6 +100,21 @@ func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
 	}
 	return task, nil
 }
+
+// call runs task's handler through the middleware chain; a panic anywhere
+// in it is a failed run.
+func (s *Scheduler) call(ctx context.Context, info RunInfo, task TaskInterface) error {
+	next := task.Handle
+	for i := len(s.opts.middleware) - 1; i >= 0; i-- {
+		m, inner := s.opts.middleware[i], next
+		next = func(ctx context.Context) error { return m(ctx, info, inner) }
+	}
+	return safeHandle(ctx, handlerFunc(next))
+}
+
+type handlerFunc func(context.Context) error
+
+func (f handlerFunc) Handle(ctx context.Context) error { return f(ctx) }
 
 // safeHandle calls Handle, turning a panic into an error.
 func safeHandle(ctx context.Context, task TaskInterface) (err error) {

@@ -58,7 +58,29 @@ type Hooks struct {
 	Executed func(ctx context.Context, run RunInfo, cost time.Duration)
 	// Failed is called after a handler failed, with the error.
 	Failed func(ctx context.Context, run RunInfo, err error)
+	// Skipped is called, on the dispatch goroutine, for a scheduled fire
+	// that did not run, with the reason.
+	Skipped func(ctx context.Context, run RunInfo, reason SkipReason)
 }
+
+// SkipReason says why a scheduled fire did not run.
+type SkipReason string
+
+// The reasons a fire is skipped.
+const (
+	// SkipRunning: the task is not concurrent and its previous run still runs.
+	SkipRunning SkipReason = "running"
+	// SkipPaused: the task is paused.
+	SkipPaused SkipReason = "paused"
+	// SkipMisfire: the instant was missed during downtime and the task's
+	// misfire policy is skip.
+	SkipMisfire SkipReason = "misfire"
+)
+
+// Middleware wraps every handler call, for tracing, metrics or recovery of
+// the user's own. It must call next (with ctx or a ctx derived from it) to
+// run the handler, and return its error or one of its own.
+type Middleware func(ctx context.Context, run RunInfo, next func(context.Context) error) error
 
 // Listener is told of every completed run (the completion listener of the
 // Java seed design): its cost, whether it was ok, and its error.

@@ -105,7 +105,7 @@ func (s *Scheduler) executeJob(j *jobRun) {
 		if h := s.opts.hooks.BeforeExecute; h != nil {
 			h(ctx, info)
 		}
-		err = safeHandle(ctx, task)
+		err = s.call(ctx, info, task)
 	}
 	end := s.clock.Now()
 	cost := end.Sub(start)

@@ -21,6 +21,7 @@ type options struct {
 	version      string
 	hooks        Hooks
 	listeners    []Listener
+	middleware   []Middleware
 	maxPayload   int
 	historyLen   int
 	historyAge   time.Duration
@@ -151,6 +152,16 @@ func WithListener(l Listener) Option {
 	return func(o *options) {
 		if l != nil {
 			o.listeners = append(o.listeners, l)
+		}
+	}
+}
+
+// WithMiddleware adds a middleware around every handler call; the first
+// added is the outermost. None by default.
+func WithMiddleware(m Middleware) Option {
+	return func(o *options) {
+		if m != nil {
+			o.middleware = append(o.middleware, m)
 		}
 	}
 }

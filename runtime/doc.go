@@ -1,0 +1,96 @@
+// Package runtime is gocrontab's run time: the task interface, the
+// registry that crontabgen fills, schedule expressions, the Scheduler that
+// fires tasks on Redis, and the Client for delayed jobs and run-time tasks.
+// Users import it as crontab:
+//
+//	import crontab "github.com/gocrontab/crontab/runtime"
+//
+// # Design: leaderless claims, one master for housekeeping
+//
+// Every process runs the same dispatch loop; none of them is a leader for
+// firing. The loop sleeps until the head of the queue ZSET is due (woken
+// early by a message on the wake channel when an earlier entry appears,
+// and never sleeping longer than WithMaxSleep), reads the due task hashes,
+// computes each task's next instant in Go (cron is not expressible in
+// Lua), and calls one Lua script that, per task and atomically, compares
+// the hash's next_run with the instant it read (compare-and-set), moves
+// next_run on, and takes the task's lock and a run lease. Exactly one
+// process wins each instant; the others see the moved next_run and do
+// nothing. A process that was stopped or partitioned while it prepared a
+// claim cannot fire a stale instant: its compare-and-set fails (fencing).
+// Because there is no leader to elect, losing a process costs no failover
+// time: the survivors' next claim simply wins.
+//
+// The one process holding lock:master (SET NX PX, renewed each heartbeat,
+// released by compare-and-delete) does the once-per-namespace housekeeping:
+// it records runs whose process died as abandoned and frees their locks,
+// delivers again jobs whose lease expired, puts enabled tasks back in the
+// queue, and prunes tasks that no live build declares. If it dies, another
+// process takes the lock within the process TTL; firing never waits for it.
+//
+// Time is Redis server time: each process measures the offset of its clock
+// from TIME and every script reads TIME itself, so processes with skewed
+// clocks agree and nothing fires early.
+//
+// # Redis layout
+//
+// All keys of a namespace (WithNamespace, default "crontab") carry the hash
+// tag {namespace}, so they live in one Redis Cluster slot and every script,
+// which declares each key it touches, runs on Cluster unchanged:
+//
+//	{ns}:queue          ZSET task key -> next run (unix ms)
+//	{ns}:task:<key>     HASH class, name, expression, next_run, last_run, status,
+//	                         interval, created_at, tz, timeout, concurrent, misfire,
+//	                         type, source, params, runs, failures, skips,
+//	                         last_result, last_error, last_duration
+//	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
+//	{ns}:lock:master    STR  the housekeeping process
+//	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress
+//	{ns}:run:<id>       STR  lease of one run (JSON: process, task, fire, start)
+//	{ns}:tasks          SET  every task key
+//	{ns}:declared       ZSET task key -> when a live process last declared it
+//	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
+//	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
+//	{ns}:jobs           ZSET job id -> due (unix ms)
+//	{ns}:jobs:data      HASH job id -> envelope JSON
+//	{ns}:jobs:attempt, {ns}:jobs:inflight, {ns}:jobs:owner, {ns}:dead, {ns}:dead:data, {ns}:stats
+//	{ns}:meta           HASH its loss tells the processes Redis lost its data
+//	{ns}:wake           pub/sub channel
+//
+// An operator changes a task's status with a plain HSET; it takes effect at
+// the task's next instant (paused: skipped and counted; disabled: taken out
+// of the queue), and a task made active again is queued at its next future
+// instant within a heartbeat:
+//
+//	redis-cli HSET '{crontab}:task:clean logs' status paused
+//
+// # Enqueueing from other languages
+//
+// A producer without the Go types enqueues a job with two commands (and,
+// so that sleeping schedulers look at once, a PUBLISH):
+//
+//	HSET    {ns}:jobs:data <id> '{"task":"send sms","payload":{"to":"+100","text":"hi"}}'
+//	ZADD    {ns}:jobs <due unix ms> <id>
+//	PUBLISH {ns}:wake job
+//
+// The HSET must come first (or both in MULTI). "task" is the registered
+// name of the job type (the directive's name); "payload" is the JSON the
+// type decodes; an optional "retries" overrides the type's retry count. The
+// id must be unique among pending, running and dead jobs. Cancel is
+// ZREM {ns}:jobs <id> followed, if it removed one, by HDEL of the data.
+//
+// # Guarantees
+//
+//   - Each scheduled instant of a task fires once across all processes,
+//     while at least one runs. After downtime, the task's misfire policy
+//     applies once: one catch-up run (once) or none (skip).
+//   - A non-concurrent task never runs twice at once: its lock is held, and
+//     renewed, for as long as the run lasts; a fire that finds it held is
+//     skipped and recorded in the history.
+//   - A run whose process dies is recorded as abandoned within about the
+//     process TTL (WithProcessTTL) and the task keeps its schedule; a job
+//     whose process dies is delivered again (at least once) with its attempt
+//     number increased.
+//   - A panic in a handler is a failed run; bad data in Redis is logged and
+//     skipped.
+package runtime
