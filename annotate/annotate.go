@@ -26,7 +26,7 @@ const (
 	MinTimeout = time.Millisecond
 	// MaxTimeout is the longest timeout.
 	MaxTimeout = 24 * time.Hour
-	// MaxRetries is the largest number of retries of a job.
+	// MaxRetries is the largest number of retries of a run.
 	MaxRetries = 100
 )
 
@@ -83,8 +83,8 @@ type Directive struct {
 	Timeout time.Duration
 	// Concurrent reports whether runs may overlap; default false.
 	Concurrent bool
-	// Retries is the number of extra attempts of a failed job, in
-	// [0, MaxRetries]; always 0 for a scheduled task.
+	// Retries is the number of extra attempts of a failed or abandoned
+	// run, in [0, MaxRetries].
 	Retries int
 
 	// Offsets holds the byte offset in the comment line of each key that

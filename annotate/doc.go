@@ -102,13 +102,14 @@
 // them and waits for the next instant. Only a task with an expression has
 // instants to miss, so the key is an error on a job type.
 //
-// retries (default 0; job types only)
+// retries (default 0)
 //
-// An integer from 0 to 100 ([MaxRetries]): how many more times a job is
-// attempted after a run that fails (returns an error, panics or times out).
-// 0 means a failed job is recorded as failed and not run again. A scheduled
-// task simply runs again at its next instant, so the key is an error on a type
-// with an expression.
+// An integer from 0 to 100 ([MaxRetries]): how many more times a run is
+// attempted after it fails (returns an error, panics or times out) or is
+// abandoned (its process died), with exponential backoff. 0 means a failed
+// run is recorded as failed and not run again. For a job type the retries
+// are further attempts of the job; for a scheduled task they are one-off
+// runs of the failed instant, which leave the schedule where it is.
 //
 // # Errors
 //

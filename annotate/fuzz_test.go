@@ -93,7 +93,7 @@ func checkDirective(t *testing.T, line string, d *Directive) {
 		t.Fatalf("Parse(%q): bad tz %q", line, d.TZ)
 	case d.Misfire != MisfireOnce && d.Misfire != MisfireSkip:
 		t.Fatalf("Parse(%q): bad misfire %q", line, d.Misfire)
-	case d.Retries < 0 || d.Retries > MaxRetries || d.Retries != 0 && !d.IsJob():
+	case d.Retries < 0 || d.Retries > MaxRetries:
 		t.Fatalf("Parse(%q): bad retries %d", line, d.Retries)
 	case d.Misfire != MisfireOnce && d.IsJob():
 		t.Fatalf("Parse(%q): misfire on a job type", line)

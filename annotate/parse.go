@@ -530,9 +530,6 @@ func (p *parser) check() {
 	if !p.seen[keyIndex(keyName)] && !p.nameSuggested {
 		p.errorf(0, "missing required key name")
 	}
-	if i := keyIndex(keyRetries); p.valid[i] && p.seen[expr] {
-		p.errorf(p.d.Offsets[keyRetries], "retries applies only to job types, which have no expression")
-	}
 	if i := keyIndex(keyMisfire); p.valid[i] && !p.seen[expr] {
 		p.errorf(p.d.Offsets[keyMisfire], "misfire applies only to scheduled tasks, which have an expression")
 	}

@@ -215,8 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x timeout="` + strings.Repeat("9", 50) + `"`, []e{{25, `timeout: invalid duration "` + strings.Repeat("9", 40) + `"...`}}},
 
 		// Keys that apply to one kind of type only.
-		{`//crontab:name=x expression=every:5s retries=3`, []e{{37, "retries applies only to job types, which have no expression"}}},
-		{`//crontab:name=x expression="" retries=0`, []e{{28, "expression: must not be empty; leave the key out to declare a job type"}, {31, "retries applies only to job types, which have no expression"}}},
+		{`//crontab:name=x expression="" retries=0`, []e{{28, "expression: must not be empty; leave the key out to declare a job type"}}},
 		{`//crontab:name=x misfire=skip`, []e{{17, "misfire applies only to scheduled tasks, which have an expression"}}},
 
 		// Every error of the line, sorted by offset.

@@ -86,7 +86,27 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 		rec.Error = err.Error()
 	}
 	s.finish(f, run, rec, cost)
+	if err != nil && f.reg.cfg.Retries > 0 {
+		s.retryFire(f.state.typ, f.state.params, f.reg.cfg.Retries, f.runID)
+	}
 	s.report(ctx, info, start, cost, err)
+}
+
+// retryFire re-runs a failed or abandoned fire of a scheduled task as a
+// one-off job of the task's type (with its parameters), after the first
+// backoff and with retries-1 further attempts. The schedule does not move.
+// The job's id is derived from the run id, so a fire is retried once even
+// if two processes decide to retry it.
+func (s *Scheduler) retryFire(typ, params string, retries int, runID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := Client{rdb: s.rdb, reg: s.reg, opts: s.opts, keys: s.keys}
+	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(s.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"))
+	if err != nil && !errors.Is(err, ErrDuplicate) {
+		s.log.Error("could not schedule the retry of a failed run", "run", runID, "err", err)
+		return
+	}
+	s.log.Info("failed run will be retried", "run", runID, "retries", retries)
 }
 
 // newTask builds the handler value: a new value of the registered type,

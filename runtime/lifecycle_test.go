@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -184,4 +186,36 @@ func TestUndeclaredTaskIsPrunedOnlyWhenNoProcessDeclaresIt(t *testing.T) {
 		t.Error("a declared task was pruned")
 	}
 	stopNew()
+}
+
+func TestFailedFireIsRetriedWithoutMovingTheSchedule(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := t.Name()
+	var log fireLog
+	behave(t, name, func(ctx context.Context) error {
+		log.add(ctx)
+		run, _ := Run(ctx)
+		if run.JobID == "" {
+			return errors.New("scheduled run fails")
+		}
+		return nil
+	})
+	reg := registry(t, TaskConfig{Name: name, Expression: "every:1h", Retries: 1, New: probeNew(0)})
+	runScheduler(t, rdb, reg, WithRetryBackoff(50*time.Millisecond))
+	k := newKeys("crontab")
+	// Make the hourly instant due now.
+	fire := time.Now().Truncate(time.Second)
+	rdb.HSet(context.Background(), k.task(name), "next_run", fire.UnixMilli())
+	rdb.ZAdd(context.Background(), k.queue(), redisZ(fire.UnixMilli(), name))
+	rdb.Publish(context.Background(), k.wake(), "test")
+	waitFor(t, 5*time.Second, "the retry", func() bool { return len(log.snapshot()) == 2 })
+	runs := log.snapshot()
+	if !runs[0].fire.Equal(fire) || runs[1].fire.Before(fire) {
+		t.Errorf("runs %+v", runs)
+	}
+	next := hget(t, rdb, name, "next_run")
+	if want := fmt.Sprint(fire.Truncate(time.Hour).Add(time.Hour).UnixMilli()); next != want {
+		t.Errorf("next_run %s after a retried failure, want the next hour %s", next, want)
+	}
 }

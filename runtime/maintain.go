@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -196,9 +197,27 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		}
 		if n == 1 {
 			s.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
+			if h := s.opts.hooks.Abandoned; h != nil {
+				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
+			}
+			s.retryAbandoned(ctx, l.Task, id)
 		}
 	}
 	return nil
+}
+
+// retryAbandoned re-runs an abandoned fire when its task has retries.
+func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
+	vals, err := s.rdb.HMGet(ctx, s.keys.task(task), fieldType, fieldParams, fieldRetries).Result()
+	if err != nil || len(vals) != 3 {
+		return
+	}
+	typ, _ := vals[0].(string)
+	params, _ := vals[1].(string)
+	retries, _ := strconv.Atoi(fmt.Sprint(vals[2]))
+	if typ != "" && retries > 0 {
+		s.retryFire(typ, params, retries, runID)
+	}
 }
 
 // requeue puts active and paused tasks that are not in the queue back in

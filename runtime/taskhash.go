@@ -18,6 +18,7 @@ const (
 	fieldMisfire    = "misfire"    // once or skip
 	fieldParams     = "params"     // JSON parameters of a run-time task
 	fieldTimeout    = "timeout"    // ms
+	fieldRetries    = "retries"    // one-off re-runs of a failed or abandoned fire
 )
 
 // taskState is what the dispatcher reads of a due task.
