@@ -33,6 +33,9 @@
 //
 // [StartCluster] builds a Redis Cluster of private servers with
 // `redis-cli --cluster create`.
+//
+// A program that is not a test (the benchmark cmd/crontabbench) starts a
+// server with [Launch] and stops it with [Server.Close].
 package redistest
 
 import (
@@ -142,7 +145,8 @@ func WithPort(port int) Option {
 type Server struct {
 	binary  string
 	cfg     config
-	dir     string // data directory (t.TempDir)
+	dir     string // data directory (t.TempDir, or a temporary directory of Launch)
+	ownDir  bool   // Close removes dir (Launch)
 	logPath string
 	sockDir string // directory of the unix socket, removed at cleanup
 	sock    string // unix socket path
@@ -197,29 +201,11 @@ func Start(t testing.TB, opts ...Option) *Server {
 // package (StartCluster) use it with internal settings.
 func start(t testing.TB, cfg config) *Server {
 	t.Helper()
-	bin, err := lookServer()
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	if cfg.unix && cfg.port != 0 {
-		t.Fatalf("redistest: WithUnixSocket and WithPort(%d) cannot be combined", cfg.port)
-	}
-	if cfg.port < 0 || cfg.port > 65535 {
-		t.Fatalf("redistest: WithPort(%d): not a TCP port", cfg.port)
-	}
-	cfg.args = append([]string(nil), cfg.args...) // never share the caller's slice
-
 	// t.TempDir registers its removal first, so it runs after our cleanup
 	// (cleanups run last-in first-out) and the process is dead by then.
-	s := &Server{binary: bin, cfg: cfg, dir: t.TempDir()}
-	s.logPath = filepath.Join(s.dir, "redis.log")
-	if cfg.unix {
-		dir, err := socketDir()
-		if err != nil {
-			t.Fatalf("redistest: unix socket directory: %v", err)
-		}
-		s.sockDir = dir
-		s.sock = filepath.Join(dir, "redis.sock")
+	s, err := launchServer(cfg, t.TempDir())
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() && s.started() {
@@ -227,25 +213,95 @@ func start(t testing.TB, cfg config) *Server {
 				s.Addr(), s.PID(), s.logPath, s.LogTail(logTailLines))
 		}
 		s.Kill()
-		if s.sockDir != "" {
-			_ = os.RemoveAll(s.sockDir)
-		}
+		s.removeSocketDir()
 	})
+	return s
+}
 
+// Launch starts a private redis-server for a program that is not a test
+// (a benchmark, a demo), with the same settings and checks as [Start]; its
+// data directory is a new temporary directory. It returns once the server
+// answers PING. The caller must call [Server.Close], which kills the server
+// and removes its files.
+func Launch(opts ...Option) (*Server, error) {
+	var cfg config
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	dir, err := os.MkdirTemp("", "redistest")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: data directory: %w", err)
+	}
+	s, err := launchServer(cfg, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	s.ownDir = true
+	return s, nil
+}
+
+// Close kills a server started by [Launch] and removes its data directory
+// and socket directory. Servers of [Start] are closed at t's cleanup; Close
+// on one only kills it.
+func (s *Server) Close() {
+	s.Kill()
+	s.removeSocketDir()
+	if s.ownDir {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+func (s *Server) removeSocketDir() {
+	if s.sockDir != "" {
+		_ = os.RemoveAll(s.sockDir)
+	}
+}
+
+// launchServer starts a server with its data in dir, retrying fresh ports
+// when another process takes the chosen one. On failure nothing is left
+// running and the error carries the tail of the server's log.
+func launchServer(cfg config, dir string) (*Server, error) {
+	bin, err := lookServer()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.unix && cfg.port != 0 {
+		return nil, fmt.Errorf("WithUnixSocket and WithPort(%d) cannot be combined", cfg.port)
+	}
+	if cfg.port < 0 || cfg.port > 65535 {
+		return nil, fmt.Errorf("WithPort(%d): not a TCP port", cfg.port)
+	}
+	cfg.args = append([]string(nil), cfg.args...) // never share the caller's slice
+
+	s := &Server{binary: bin, cfg: cfg, dir: dir}
+	s.logPath = filepath.Join(s.dir, "redis.log")
+	if cfg.unix {
+		dir, err := socketDir()
+		if err != nil {
+			return nil, fmt.Errorf("unix socket directory: %v", err)
+		}
+		s.sockDir = dir
+		s.sock = filepath.Join(dir, "redis.sock")
+	}
 	for attempt := 1; ; attempt++ {
 		if err := s.choosePorts(); err != nil {
-			t.Fatalf("redistest: %v", err)
+			s.removeSocketDir()
+			return nil, err
 		}
 		_ = os.Remove(s.logPath) // a retry starts a fresh log
 		err := s.launch()
 		if err == nil {
-			return s
+			return s, nil
 		}
 		chosen := !cfg.unix && cfg.port == 0 || cfg.clusterBus
 		if errors.Is(err, errBind) && chosen && attempt < bindAttempts {
 			continue
 		}
-		t.Fatalf("redistest: start redis-server: %v\nlog %s, last lines:\n%s", err, s.logPath, s.LogTail(logTailLines))
+		s.removeSocketDir()
+		return nil, fmt.Errorf("start redis-server: %v\nlog %s, last lines:\n%s", err, s.logPath, s.LogTail(logTailLines))
 	}
 }
 

@@ -476,3 +476,32 @@ func expectFatal(t *testing.T, f func(tb testing.TB)) string {
 	}
 	return tb.msg
 }
+
+func TestLaunchAndClose(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	s, err := redistest.Launch(redistest.WithUnixSocket(), redistest.WithArgs("--hz", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(s.Options())
+	defer rdb.Close()
+	mustSetGet(t, ctx, rdb, "k")
+	dir, sock, pid := filepath.Dir(s.LogPath()), s.Addr(), s.PID()
+	s.Close()
+	if !processGone(pid) {
+		t.Errorf("pid %d still exists after Close", pid)
+	}
+	for _, p := range []string{dir, sock} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still exists after Close: %v", p, err)
+		}
+	}
+}
+
+func TestLaunchFailsWithoutServer(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	if _, err := redistest.Launch(); err == nil || !strings.Contains(err.Error(), "apt-get install -y redis-server") {
+		t.Errorf("Launch without redis-server on PATH: %v, want the install hint", err)
+	}
+}
