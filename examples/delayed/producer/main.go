@@ -1,0 +1,76 @@
+// Command producer enqueues a few delayed SMS jobs, cancels one, and
+// exits. It runs no scheduler: start ../worker (one or several) to run the
+// jobs.
+//
+//	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/delayed/producer
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/examples/delayed/sms"
+	crontab "github.com/gocrontab/crontab/runtime"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "producer:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379"
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL %q: %w", url, err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx := context.Background()
+	c := sms.NewClient(rdb, crontab.WithNamespace(os.Getenv("CRONTAB_NAMESPACE")))
+
+	for i, d := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+		id, err := c.Enqueue(ctx, sms.SendSMS{To: fmt.Sprintf("+1555000%d", i), Text: "your code is 1234"}, crontab.In(d))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("enqueued %s, due in %v\n", id, d)
+	}
+	// An order confirmation, idempotent by its id: enqueueing it twice is
+	// harmless.
+	for range 2 {
+		_, err := c.Enqueue(ctx, sms.SendSMS{To: "+15550100", Text: "order 42 shipped"},
+			crontab.In(1500*time.Millisecond), crontab.WithID("order-42-shipped"))
+		if errors.Is(err, crontab.ErrDuplicate) {
+			fmt.Println("order-42-shipped already enqueued")
+		} else if err != nil {
+			return err
+		}
+	}
+	// A reminder that the user no longer needs: cancelled, it never runs.
+	id, err := c.Enqueue(ctx, sms.SendSMS{To: "+15550199", Text: "reminder"}, crontab.In(2*time.Second))
+	if err != nil {
+		return err
+	}
+	if err := c.Cancel(ctx, id); err != nil {
+		return err
+	}
+	fmt.Printf("cancelled %s\n", id)
+	// A job that always fails: retried 3 times with backoff, then dead.
+	id, err = c.Enqueue(ctx, sms.SendSMS{To: "+0001", Text: "to nowhere"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("enqueued %s (it will fail and end in the dead letters)\n", id)
+	return nil
+}

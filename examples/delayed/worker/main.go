@@ -1,0 +1,51 @@
+// Command worker runs the delayed SMS jobs that ../producer enqueues. Start
+// as many as you like: each job runs once, on one of them.
+//
+//	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/delayed/worker
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/examples/delayed/sms"
+	crontab "github.com/gocrontab/crontab/runtime"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379"
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL %q: %w", url, err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := sms.NewScheduler(rdb,
+		crontab.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))),
+		crontab.WithNamespace(os.Getenv("CRONTAB_NAMESPACE")),
+		crontab.WithRetryBackoff(200*time.Millisecond),
+	)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx)
+}
