@@ -32,7 +32,9 @@
 // is printed at cleanup when the test has failed.
 //
 // [StartCluster] builds a Redis Cluster of private servers with
-// `redis-cli --cluster create`.
+// `redis-cli --cluster create`. [StartSentinel] starts a master, a replica
+// and three sentinels; [NewTLS] and [WithTLS] add a rediss:// listener whose
+// certificate a CA made in the test signed.
 //
 // A program that is not a test (the benchmark cmd/crontabbench) starts a
 // server with [Launch] and stops it with [Server.Close].
@@ -94,6 +96,10 @@ type config struct {
 	// clusterBus makes the helper choose a second free port for the cluster
 	// bus and pass it as --cluster-port.
 	clusterBus bool
+
+	// sentinelConf, when set, starts the server in sentinel mode with this
+	// config file (which redis-server requires as its first argument).
+	sentinelConf string
 }
 
 // WithAOF turns on the append-only file (appendonly yes, appendfsync always)
@@ -422,6 +428,9 @@ func (s *Server) serverArgs() []string {
 	}
 	if bus != 0 {
 		a = append(a, "--cluster-port", strconv.Itoa(bus))
+	}
+	if s.cfg.sentinelConf != "" {
+		a = append([]string{s.cfg.sentinelConf, "--sentinel"}, a...)
 	}
 	return append(a, s.cfg.args...)
 }
