@@ -61,6 +61,15 @@ type Hooks struct {
 	// Skipped is called, on the dispatch goroutine, for a scheduled fire
 	// that did not run, with the reason.
 	Skipped func(ctx context.Context, run RunInfo, reason SkipReason)
+	// Abandoned is called, in the process doing the namespace's
+	// housekeeping (the master), for a run whose process died before it
+	// finished: run.Process is the dead process. The run is recorded with
+	// OutcomeAbandoned and its lock released.
+	Abandoned func(ctx context.Context, run RunInfo)
+	// Redelivered is called, in the master, for a job whose lease expired
+	// (its process died or stalled) and that was put back in the queue to
+	// be delivered again; process is the one that had claimed it.
+	Redelivered func(ctx context.Context, jobID, process string)
 }
 
 // SkipReason says why a scheduled fire did not run.

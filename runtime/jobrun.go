@@ -225,6 +225,9 @@ func (s *Scheduler) redeliver(ctx context.Context) error {
 	}
 	for i := 0; i+1 < len(res); i += 2 {
 		s.log.Warn("job delivered again: its process died or stalled", "job", res[i], "process", res[i+1])
+		if h := s.opts.hooks.Redelivered; h != nil {
+			h(ctx, res[i], res[i+1])
+		}
 	}
 	if len(res) > 0 {
 		s.rdb.Publish(ctx, s.keys.wake(), "redeliver")

@@ -1,0 +1,675 @@
+package runtime
+
+// The operator's API: what the crontab command line, the dashboard and the
+// metrics collector read and change. Everything here works on Redis alone;
+// none of it needs the task code, so a Client built with a nil Registry
+// (NewClient(rdb, nil)) can use all of it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotActive is wrapped by the error of a Trigger of a task that is
+// paused or disabled.
+var ErrNotActive = errors.New("crontab: task is not active")
+
+// ErrRunning is wrapped by the error of a Trigger of a non-concurrent task
+// whose previous run still runs.
+var ErrRunning = errors.New("crontab: task is running")
+
+// Source says where a task was declared.
+type Source string
+
+// The task sources.
+const (
+	// SourceStatic tasks are declared in code (crontabgen or Registry.Add).
+	SourceStatic Source = sourceStatic
+	// SourceDynamic tasks were added at run time with Client.SetTask.
+	SourceDynamic Source = sourceDynamic
+)
+
+// TaskInfo is a task as an operator sees it: its hash, its place in the
+// queue and whether it runs.
+type TaskInfo struct {
+	// Name is the task's name (the key of its hash).
+	Name string
+	// Type is the registered type that runs it; Class its Go type path.
+	Type, Class string
+	// Source is static (declared in code) or dynamic (added at run time).
+	Source Source
+	// Status is active, paused or disabled.
+	Status Status
+	// Expression is the schedule; TZ the zone it is computed in; Interval
+	// its readable description.
+	Expression, TZ, Interval string
+	// Timeout bounds each run; Concurrent lets runs overlap; Misfire is the
+	// policy after downtime.
+	Timeout    time.Duration
+	Concurrent bool
+	Misfire    Misfire
+	// Params are a run-time task's parameters (JSON); nil for static tasks.
+	Params json.RawMessage
+	// Next is when it fires next: its score in the queue, or the zero Time
+	// when it is not queued (disabled, or no instant left).
+	Next time.Time
+	// Last is the scheduled instant of its last run; zero before the first.
+	Last time.Time
+	// Created is when the task was first written to Redis.
+	Created time.Time
+	// LastOutcome, LastError and LastDuration describe the last completed
+	// run; LastOutcome is empty before the first.
+	LastOutcome  Outcome
+	LastError    string
+	LastDuration time.Duration
+	// Runs counts completed runs (ok, failed and abandoned); Failures the
+	// failed and abandoned ones; Skips the fires that did not run.
+	Runs, Failures, Skips int64
+	// Running counts runs in progress now, across all processes.
+	Running int
+	// LockedBy is the process holding the task's lock (a non-concurrent
+	// run in progress), or "".
+	LockedBy string
+}
+
+// ListTasks returns every task of the namespace, sorted by name. Job types
+// (which have no schedule and never fire on their own) are not tasks; see
+// Jobs.
+func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
+	names, err := c.rdb.SMembers(ctx, c.keys.tasks()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("crontab: list tasks: %w", err)
+	}
+	slices.Sort(names)
+	out, err := c.readTasks(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("crontab: list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// Task returns one task. The error wraps ErrNotFound when there is none.
+func (c *Client) Task(ctx context.Context, name string) (TaskInfo, error) {
+	out, err := c.readTasks(ctx, []string{name})
+	if err != nil {
+		return TaskInfo{}, fmt.Errorf("crontab: task %q: %w", name, err)
+	}
+	if len(out) == 0 {
+		return TaskInfo{}, fmt.Errorf("crontab: task %q: %w", name, ErrNotFound)
+	}
+	return out[0], nil
+}
+
+// readTasks reads the tasks named, in order, skipping those without a hash.
+func (c *Client) readTasks(ctx context.Context, names []string) ([]TaskInfo, error) {
+	type probe struct {
+		hash  *redis.MapStringStringCmd
+		score *redis.FloatCmd
+		lock  *redis.StringCmd
+	}
+	var running *redis.StringSliceCmd
+	probes, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []probe {
+		ps := make([]probe, len(names))
+		for i, n := range names {
+			ps[i] = probe{pipe.HGetAll(ctx, c.keys.task(n)), pipe.ZScore(ctx, c.keys.queue(), n), pipe.Get(ctx, c.keys.lock(n))}
+		}
+		running = pipe.SMembers(ctx, c.keys.running())
+		return ps
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	runs := map[string]int{}
+	for _, id := range running.Val() {
+		if at := strings.LastIndexByte(id, '@'); at > 0 {
+			runs[id[:at]]++
+		}
+	}
+	out := make([]TaskInfo, 0, len(names))
+	for i, n := range names {
+		h := probes[i].hash.Val()
+		if len(h) == 0 {
+			continue
+		}
+		t := taskInfo(n, h)
+		if score, err := probes[i].score.Result(); err == nil {
+			t.Next = fromMS(int64(score))
+		}
+		if lock, err := probes[i].lock.Result(); err == nil {
+			t.LockedBy, _, _ = strings.Cut(lock, "|")
+		}
+		t.Running = runs[n]
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// taskInfo decodes a task hash. Fields that are missing or bad are left
+// zero: this is for display, and bad data is never an error here.
+func taskInfo(name string, h map[string]string) TaskInfo {
+	num := func(f string) int64 {
+		n, _ := strconv.ParseInt(h[f], 10, 64)
+		return n
+	}
+	t := TaskInfo{
+		Name:         name,
+		Type:         h[fieldType],
+		Class:        h["class"],
+		Source:       Source(h["source"]),
+		Status:       Status(h[fieldStatus]),
+		Expression:   h[fieldExpression],
+		TZ:           h[fieldTZ],
+		Interval:     h["interval"],
+		Timeout:      time.Duration(num(fieldTimeout)) * time.Millisecond,
+		Concurrent:   h["concurrent"] == "1",
+		Misfire:      Misfire(h[fieldMisfire]),
+		Last:         fromMS(num("last_run")),
+		Created:      fromMS(num("created_at")),
+		LastOutcome:  Outcome(h["last_result"]),
+		LastError:    h["last_error"],
+		LastDuration: time.Duration(num("last_duration")) * time.Millisecond,
+		Runs:         num("runs"),
+		Failures:     num("failures"),
+		Skips:        num("skips"),
+	}
+	if p := h[fieldParams]; p != "" && json.Valid([]byte(p)) {
+		t.Params = json.RawMessage(p)
+	}
+	return t
+}
+
+// Pause makes a task skip its fires (each skip is counted) while keeping
+// its place in the queue. The error wraps ErrNotFound when there is no
+// such task.
+func (c *Client) Pause(ctx context.Context, name string) error {
+	return c.SetStatus(ctx, name, StatusPaused)
+}
+
+// Resume makes a paused task active again: it fires from its next future
+// instant. It is the same as Enable, and either works from any status.
+func (c *Client) Resume(ctx context.Context, name string) error {
+	return c.SetStatus(ctx, name, StatusActive)
+}
+
+// Disable takes a task out of the queue until it is enabled again.
+func (c *Client) Disable(ctx context.Context, name string) error {
+	return c.SetStatus(ctx, name, StatusDisabled)
+}
+
+// Enable makes a disabled task active again, queued at its next future
+// instant. It is the same as Resume.
+func (c *Client) Enable(ctx context.Context, name string) error {
+	return c.SetStatus(ctx, name, StatusActive)
+}
+
+// SetStatus writes a task's status, as an operator's plain HSET would, and
+// applies it at once: disabled takes the task out of the queue; active or
+// paused puts a task that is not queued back at its next future instant
+// (computed from the expression and zone in its hash) and wakes the
+// schedulers. The error wraps ErrNotFound when there is no such task.
+func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
+	if !st.Valid() {
+		return fmt.Errorf("crontab: set status of %q: %q: want active, paused or disabled", name, st)
+	}
+	prev, err := setStatusScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue()}, name, string(st)).Int()
+	if err != nil {
+		return fmt.Errorf("crontab: set status of %q: %w", name, err)
+	}
+	if prev == 0 {
+		return fmt.Errorf("crontab: set status of %q: %w", name, ErrNotFound)
+	}
+	if st == StatusDisabled {
+		return nil
+	}
+	if err := c.ensureQueued(ctx, name); err != nil {
+		return fmt.Errorf("crontab: set status of %q: %w", name, err)
+	}
+	return nil
+}
+
+// ensureQueued puts an active or paused task that is not in the queue back
+// at its next future instant, with the requeue script the master's
+// maintenance uses, and wakes the schedulers.
+func (c *Client) ensureQueued(ctx context.Context, name string) error {
+	vals, err := c.rdb.HMGet(ctx, c.keys.task(name), fieldExpression, fieldTZ).Result()
+	if err != nil {
+		return err
+	}
+	expr, _ := vals[0].(string)
+	tz, _ := vals[1].(string)
+	if expr == "" {
+		return nil // a bad hash: nothing to schedule
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return fmt.Errorf("tz %q: %w", tz, err)
+	}
+	sched, err := Parse(expr, loc)
+	if err != nil {
+		return fmt.Errorf("expression %q: %w", expr, err)
+	}
+	now, err := c.rdb.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	next := ms(sched.Next(now))
+	n, err := requeueScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue()}, name, next).Int()
+	if err != nil {
+		return err
+	}
+	if n == 1 && next != 0 {
+		return c.rdb.Publish(ctx, c.keys.wake(), "requeue").Err()
+	}
+	return nil
+}
+
+// Trigger fires a task once, now, without moving its schedule, and returns
+// the instant of that fire (Redis server time).
+//
+// The triggered fire is an ordinary fire of the task at an instant that is
+// not on its schedule: Trigger sets the hash's next_run to now and queues
+// the task now, and the process that claims it computes the instant after
+// it from the expression, which is the instant the task was queued at
+// before. So the run goes through the same claim as any fire: it runs once,
+// on one process, with the task's parameters and timeout, and it is
+// recorded in the task's history and counters like a scheduled run.
+//
+// A non-concurrent task takes its lock as always, so a triggered run never
+// overlaps another run of the task: Trigger fails with an error wrapping
+// ErrRunning while a run is in progress, and if a run starts between the
+// trigger and the claim, the triggered fire is skipped and recorded as such.
+// A paused or disabled task is not triggered (ErrNotActive); a missing one
+// is ErrNotFound. When the task is already due (its next instant has come
+// and a scheduler is about to claim it), Trigger changes nothing and
+// returns that instant: the run about to start is the triggered one.
+func (c *Client) Trigger(ctx context.Context, name string) (time.Time, error) {
+	res, err := triggerScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue(), c.keys.lock(name)},
+		name, c.keys.wake()).Slice()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: %w", name, err)
+	}
+	if len(res) != 2 {
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: unexpected reply %v", name, res)
+	}
+	state, _ := res[0].(string)
+	at, _ := res[1].(int64)
+	switch state {
+	case "ok", "due":
+		return fromMS(at), nil
+	case "missing":
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: %w", name, ErrNotFound)
+	case "paused", "disabled":
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: it is %s: %w", name, state, ErrNotActive)
+	case "running":
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: its previous run still runs (not concurrent): %w", name, ErrRunning)
+	case "done":
+		return time.Time{}, fmt.Errorf("crontab: trigger %q: it has no instant left to fire", name)
+	}
+	return time.Time{}, fmt.Errorf("crontab: trigger %q: unexpected reply %q", name, state)
+}
+
+// JobState is where a job is.
+type JobState string
+
+// The job states.
+const (
+	// JobPending jobs wait in the queue for their due time (a failed job
+	// waiting for its retry is pending too, with Attempts > 0).
+	JobPending JobState = "pending"
+	// JobRunning jobs are claimed by a process and run now.
+	JobRunning JobState = "running"
+	// JobDead jobs failed on their last allowed attempt.
+	JobDead JobState = "dead"
+)
+
+// JobInfo is one job as an operator sees it.
+type JobInfo struct {
+	// ID is the job's id; Task its registered type name.
+	ID, Task string
+	// State is pending, running or dead.
+	State JobState
+	// Payload is the job's JSON payload.
+	Payload json.RawMessage
+	// Retries is the job's own retry count, or -1 for the type's default.
+	Retries int
+	// Due is when a pending job is due.
+	Due time.Time
+	// Attempts counts the attempts claimed so far.
+	Attempts int
+	// Owner is the process running a running job; LeaseUntil when its
+	// lease ends unless renewed.
+	Owner      string
+	LeaseUntil time.Time
+	// Error and Failed are a dead job's last error and when it failed.
+	Error  string
+	Failed time.Time
+}
+
+// JobFilter selects jobs for Jobs. The zero filter selects every job.
+type JobFilter struct {
+	// State selects one state; empty means all three.
+	State JobState
+	// Task selects one job type; empty means all.
+	Task string
+	// Limit caps how many jobs of each state are returned; zero or less
+	// means no cap.
+	Limit int
+}
+
+// jobPage is how many ids Jobs reads at a time while it filters.
+const jobPage = 500
+
+// Jobs lists jobs: pending ones by due time, then running ones by lease
+// deadline, then dead ones most recent first.
+func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
+	if f.State != "" && f.State != JobPending && f.State != JobRunning && f.State != JobDead {
+		return nil, fmt.Errorf("crontab: jobs: state %q: want pending, running or dead", f.State)
+	}
+	var out []JobInfo
+	for _, st := range []JobState{JobPending, JobRunning, JobDead} {
+		if f.State != "" && f.State != st {
+			continue
+		}
+		jobs, err := c.scanJobs(ctx, st, f.Task, f.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("crontab: jobs: %w", err)
+		}
+		out = append(out, jobs...)
+	}
+	return out, nil
+}
+
+// scanJobs pages through one state's ZSET, keeping the jobs of task (all
+// when empty), up to limit.
+func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit int) ([]JobInfo, error) {
+	var out []JobInfo
+	for start := int64(0); ; start += jobPage {
+		var zs []redis.Z
+		var err error
+		switch st {
+		case JobPending:
+			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.jobs(), start, start+jobPage-1).Result()
+		case JobRunning:
+			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.inflight(), start, start+jobPage-1).Result()
+		case JobDead:
+			zs, err = c.rdb.ZRevRangeWithScores(ctx, c.keys.dead(), start, start+jobPage-1).Result()
+		}
+		if err != nil {
+			return nil, err
+		}
+		jobs, err := c.readJobs(ctx, st, zs)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if task != "" && j.Task != task {
+				continue
+			}
+			out = append(out, j)
+			if limit > 0 && len(out) == limit {
+				return out, nil
+			}
+		}
+		if len(zs) < jobPage {
+			return out, nil
+		}
+	}
+}
+
+// readJobs reads the data of jobs in one state, in order; ids whose data
+// is gone (the job just finished) are left out.
+func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]JobInfo, error) {
+	if len(zs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
+	}
+	var data, attempts, owners *redis.SliceCmd
+	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+		if st == JobDead {
+			data = pipe.HMGet(ctx, c.keys.deadData(), ids...)
+		} else {
+			data = pipe.HMGet(ctx, c.keys.jobData(), ids...)
+			attempts = pipe.HMGet(ctx, c.keys.attempts(), ids...)
+		}
+		if st == JobRunning {
+			owners = pipe.HMGet(ctx, c.keys.owners(), ids...)
+		}
+		return struct{}{}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]JobInfo, 0, len(ids))
+	for i, id := range ids {
+		raw, ok := data.Val()[i].(string)
+		if !ok {
+			continue
+		}
+		j := jobInfo(id, st, raw)
+		switch st {
+		case JobPending:
+			j.Due = fromMS(int64(zs[i].Score))
+		case JobRunning:
+			j.LeaseUntil = fromMS(int64(zs[i].Score))
+			j.Owner, _ = owners.Val()[i].(string)
+		}
+		if attempts != nil {
+			j.Attempts = int(atoi(attempts.Val()[i]))
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// jobInfo decodes a job envelope; one that does not decode is shown with
+// its raw text as payload and task "?".
+func jobInfo(id string, st JobState, raw string) JobInfo {
+	j := JobInfo{ID: id, State: st, Retries: -1}
+	var env envelope
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		j.Task = "?"
+		j.Payload, _ = json.Marshal(raw)
+		j.Error = "bad job data: " + err.Error()
+		return j
+	}
+	j.Task, j.Payload = env.Task, env.Payload
+	if env.Retries != nil {
+		j.Retries = *env.Retries
+	}
+	if st == JobDead {
+		j.Error, j.Failed, j.Attempts = env.Error, fromMS(env.Failed), env.Attempts
+	}
+	return j
+}
+
+// Job returns one job, pending, running or dead. The error wraps
+// ErrNotFound when there is none (it ran, was cancelled or never existed).
+func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
+	var pending, inflight, dead *redis.FloatCmd
+	var data, deadData, attempt, owner *redis.StringCmd
+	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+		pending = pipe.ZScore(ctx, c.keys.jobs(), id)
+		inflight = pipe.ZScore(ctx, c.keys.inflight(), id)
+		dead = pipe.ZScore(ctx, c.keys.dead(), id)
+		data = pipe.HGet(ctx, c.keys.jobData(), id)
+		deadData = pipe.HGet(ctx, c.keys.deadData(), id)
+		attempt = pipe.HGet(ctx, c.keys.attempts(), id)
+		owner = pipe.HGet(ctx, c.keys.owners(), id)
+		return struct{}{}
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
+	}
+	attempts, _ := strconv.Atoi(attempt.Val())
+	switch {
+	case pending.Err() == nil && data.Err() == nil:
+		j := jobInfo(id, JobPending, data.Val())
+		j.Due, j.Attempts = fromMS(int64(pending.Val())), attempts
+		return j, nil
+	case inflight.Err() == nil && data.Err() == nil:
+		j := jobInfo(id, JobRunning, data.Val())
+		j.LeaseUntil, j.Owner, j.Attempts = fromMS(int64(inflight.Val())), owner.Val(), attempts
+		return j, nil
+	case dead.Err() == nil && deadData.Err() == nil:
+		return jobInfo(id, JobDead, deadData.Val()), nil
+	}
+	return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, ErrNotFound)
+}
+
+// ProcessInfo is one scheduler process, from its heartbeat.
+type ProcessInfo struct {
+	// ID is the process id (WithProcessID).
+	ID string
+	// Host, PID and Version describe it (Version is WithVersion's).
+	Host    string
+	PID     int
+	Version string
+	// Started is when it started; LastBeat its last heartbeat.
+	Started, LastBeat time.Time
+	// Running counts the handlers it runs now; Tasks the task and job
+	// types it knows.
+	Running, Tasks int
+	// Alive is true while its last heartbeat is younger than the process
+	// TTL (the client's WithProcessTTL, default 5s: give the client the
+	// schedulers' value). Dead processes are listed until the master
+	// forgets them, ten TTLs after their last beat.
+	Alive bool
+	// Master is true for the process that does the namespace's
+	// housekeeping (it holds lock:master).
+	Master bool
+}
+
+// Processes lists the scheduler processes that sent a heartbeat recently,
+// most recent beat first.
+func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
+	now, err := c.rdb.Time(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("crontab: processes: %w", err)
+	}
+	beats, err := c.rdb.ZRevRangeWithScores(ctx, c.keys.processes(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("crontab: processes: %w", err)
+	}
+	var master *redis.StringCmd
+	hashes, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
+		cmds := make([]*redis.MapStringStringCmd, len(beats))
+		for i, b := range beats {
+			id, _ := b.Member.(string)
+			cmds[i] = pipe.HGetAll(ctx, c.keys.process(id))
+		}
+		master = pipe.Get(ctx, c.keys.master())
+		return cmds
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("crontab: processes: %w", err)
+	}
+	deadline := ms(now) - c.opts.processTTL.Milliseconds()
+	out := make([]ProcessInfo, 0, len(beats))
+	for i, b := range beats {
+		id, _ := b.Member.(string)
+		h := hashes[i].Val()
+		num := func(f string) int64 {
+			n, _ := strconv.ParseInt(h[f], 10, 64)
+			return n
+		}
+		out = append(out, ProcessInfo{
+			ID: id, Host: h["host"], PID: int(num("pid")), Version: h["version"],
+			Started: fromMS(num("started")), LastBeat: fromMS(int64(b.Score)),
+			Running: int(num("running")), Tasks: int(num("tasks")),
+			Alive: int64(b.Score) >= deadline, Master: master.Val() == id,
+		})
+	}
+	return out, nil
+}
+
+// Overview counts what is queued and running in the namespace at one
+// instant: what a dashboard's header or a metrics collector shows.
+type Overview struct {
+	// Now is the Redis server time of the counts.
+	Now time.Time
+	// Tasks counts tasks; Queued those in the queue; Due those whose
+	// instant has come but that no process has claimed yet; Running the
+	// task runs in progress.
+	Tasks, Queued, Due, Running int64
+	// JobsPending counts pending jobs; JobsDue those due but unclaimed;
+	// JobsRunning those claimed; JobsDead the dead letters.
+	JobsPending, JobsDue, JobsRunning, JobsDead int64
+	// Processes counts processes with a recent heartbeat (see
+	// ProcessInfo.Alive).
+	Processes int64
+}
+
+// Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs).
+func (c *Client) Overview(ctx context.Context) (Overview, error) {
+	now, err := c.rdb.Time(ctx).Result()
+	if err != nil {
+		return Overview{}, fmt.Errorf("crontab: overview: %w", err)
+	}
+	nowS := strconv.FormatInt(ms(now), 10)
+	alive := strconv.FormatInt(ms(now)-c.opts.processTTL.Milliseconds(), 10)
+	cmds, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		return []*redis.IntCmd{
+			pipe.SCard(ctx, c.keys.tasks()),
+			pipe.ZCard(ctx, c.keys.queue()),
+			pipe.ZCount(ctx, c.keys.queue(), "-inf", nowS),
+			pipe.SCard(ctx, c.keys.running()),
+			pipe.ZCard(ctx, c.keys.jobs()),
+			pipe.ZCount(ctx, c.keys.jobs(), "-inf", nowS),
+			pipe.ZCard(ctx, c.keys.inflight()),
+			pipe.ZCard(ctx, c.keys.dead()),
+			pipe.ZCount(ctx, c.keys.processes(), alive, "+inf"),
+		}
+	})
+	if err != nil {
+		return Overview{}, fmt.Errorf("crontab: overview: %w", err)
+	}
+	v := func(i int) int64 { return cmds[i].Val() }
+	return Overview{Now: now, Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
+		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8)}, nil
+}
+
+// setStatusScript writes the status of an existing task; disabled also
+// takes it out of the queue.
+//
+// KEYS: task, queue
+// ARGV: member, status
+// Returns 1 when written, 0 when there is no such task.
+var setStatusScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+if ARGV[2] == 'disabled' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+return 1
+`)
+
+// triggerScript makes an active task due now without moving its schedule:
+// next_run becomes now, so the claim's compare-and-set fires it at now and
+// moves next_run to the instant after now, which is the one it replaced.
+//
+// KEYS: task, queue, lock
+// ARGV: member, wake_channel
+// Returns {state, instant_ms}: ok (queued now), due (already due at
+// instant), missing, paused, disabled, running, done (no instant left).
+var triggerScript = redis.NewScript(luaNow + `
+local h = redis.call('HMGET', KEYS[1], 'status', 'next_run', 'concurrent')
+if not h[1] then return {'missing', 0} end
+if h[1] ~= 'active' then return {h[1] == 'paused' and 'paused' or 'disabled', 0} end
+if h[3] ~= '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'running', 0} end
+local nr = tonumber(h[2]) or 0
+if nr == 0 then return {'done', 0} end
+if nr <= now and redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {'due', nr} end
+redis.call('HSET', KEYS[1], 'next_run', now)
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('PUBLISH', ARGV[2], 'trigger')
+return {'ok', now}
+`)
