@@ -163,6 +163,9 @@ func testCase(t *testing.T, name string) {
 	var stdout, stderr bytes.Buffer
 	code := run(genDir, args, &stdout, &stderr)
 	files := generated(t, dir)
+	if *update {
+		defer refreshModule(t, dir, caseDir)
+	}
 
 	if code != 0 {
 		if code != 1 {
@@ -200,9 +203,6 @@ func testCase(t *testing.T, name string) {
 	if _, err := os.Stat(filepath.Join(caseDir, "cmd", "show")); err == nil {
 		out := goCmd(t, dir, "run", "./cmd/show")
 		golden(t, filepath.Join(want, "output.txt"), []byte(out), "")
-	}
-	if *update {
-		refreshModule(t, dir, caseDir)
 	}
 }
 

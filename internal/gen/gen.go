@@ -85,6 +85,10 @@ func Generate(cfg Config) (*Result, error) {
 	if err := g.load(); err != nil {
 		return nil, err
 	}
+	if g.out.path == "" { // reported: nothing can be checked against it
+		g.errs.sort()
+		return nil, g.errs
+	}
 	g.find()
 	g.check()
 	if len(g.errs) > 0 {

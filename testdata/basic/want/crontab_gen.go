@@ -25,7 +25,7 @@ func Register(r *crontab.Registry) error {
 			Class:      "example.com/basic.CleanLogs",
 			Expression: "daily:03:00",
 			Status:     crontab.StatusActive,
-			Timeout:    5 * time.Minute,
+			Timeout:    300 * time.Second,
 			Concurrent: false,
 			TZ:         "UTC",
 			Misfire:    crontab.MisfireOnce,

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runIn runs the command in dir and returns its exit status and output.
+func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(dir, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestUsage(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, _ := runIn(t, dir, "-h")
+	if code != 0 || !strings.HasPrefix(stdout, "usage: crontabgen [-o FILE] [-check] [-tags LIST] [DIR|PATTERN ...]") {
+		t.Errorf("-h: exit %d, stdout:\n%s", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"-bogus"},
+		{"-o"},
+		{"-o", "out.txt", "."},
+		{"-o", "x_test.go", "."},
+		{"-o", "missing/dir/crontab_gen.go", "."},
+		{"example.com/not/a/dir"}, // no directory for the default -o
+		{"", "."},
+	} {
+		code, _, stderr := runIn(t, dir, args...)
+		if code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := copyCase(t, "basic")
+	out := filepath.Join(dir, "crontab_gen.go")
+
+	code, _, stderr := runIn(t, dir, "-check")
+	if code != 1 || stderr != "crontab_gen.go is missing: run go generate\n" {
+		t.Errorf("missing: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("-check wrote the file")
+	}
+
+	if code, _, stderr := runIn(t, dir); code != 0 {
+		t.Fatalf("generate: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runIn(t, dir, "-check"); code != 0 || stderr != "" {
+		t.Errorf("fresh: exit %d, stderr %q", code, stderr)
+	}
+
+	// A task added after generating makes the file stale.
+	add := []byte("package basic\n\nimport \"context\"\n\n//crontab:name=added expression=every:1m\ntype Added struct{}\n\nfunc (Added) Handle(context.Context) error { return nil }\n")
+	if err := os.WriteFile(filepath.Join(dir, "added.go"), add, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(out)
+	code, _, stderr = runIn(t, dir, "-check")
+	if code != 1 || stderr != "crontab_gen.go is stale: run go generate\n" {
+		t.Errorf("stale: exit %d, stderr %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+		t.Error("-check changed the file")
+	}
+
+}
+
+// TestErrorKeepsOldFile checks that a failed run leaves the old file as it
+// was, and that a good run replaces it keeping its mode.
+func TestErrorKeepsOldFile(t *testing.T) {
+	dir := copyCase(t, "basic")
+	out := filepath.Join(dir, "crontab_gen.go")
+	old := []byte("// old content\npackage basic\n")
+	if err := os.WriteFile(out, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(out, 0o600) // whatever the umask
+	bad := []byte("package basic\n\n//crontab:name=bad expression=every:nope\ntype Bad struct{}\n")
+	if err := os.WriteFile(filepath.Join(dir, "bad.go"), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runIn(t, dir)
+	if code != 1 || !strings.Contains(stderr, "bad.go:3:") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, old) {
+		t.Errorf("old file changed on error:\n%s", got)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".crontab_gen.go.*")); len(leftovers) > 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+
+	os.Remove(filepath.Join(dir, "bad.go"))
+	if code, _, stderr := runIn(t, dir); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want the old file's 0600", fi.Mode().Perm())
+	}
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "basic", "want", "crontab_gen.go"))
+	if !bytes.Equal(got, want) {
+		t.Errorf("regenerated file differs from the golden")
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".crontab_gen.go.*")); len(leftovers) > 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+}
+
+// TestDeterministic generates the same module in two directories, twice
+// each: the bytes must not change (no time, path or map order in them).
+func TestDeterministic(t *testing.T) {
+	var outs [][]byte
+	for range 2 {
+		dir := copyCase(t, "multipkg")
+		for range 2 {
+			if code, _, stderr := runIn(t, dir, "-o", "my-registry/crontab_gen.go", "./gamma", "./beta", "./alpha"); code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "my-registry", "crontab_gen.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, data)
+		}
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Fatalf("run %d differs from run 0:\n%s\n---\n%s", i, outs[i], outs[0])
+		}
+	}
+}
+
+// TestPatterns checks that a Go pattern works like the directory it names.
+func TestPatterns(t *testing.T) {
+	dir := copyCase(t, "options")
+	want, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "options", "want", "crontab_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-tags", "extra"},
+		{"-tags", "extra", "."},
+		{"-tags", "extra", "./..."},
+		{"-tags", "extra", "-o", "crontab_gen.go", "example.com/options/..."},
+		{"-tags", "extra", "-o", "crontab_gen.go", dir},
+	} {
+		os.Remove(filepath.Join(dir, "crontab_gen.go"))
+		if code, _, stderr := runIn(t, dir, args...); code != 0 {
+			t.Fatalf("%q: exit %d, stderr:\n%s", args, code, stderr)
+		}
+		got, _ := os.ReadFile(filepath.Join(dir, "crontab_gen.go"))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%q: output differs from the golden:\n%s", args, got)
+		}
+	}
+}
