@@ -42,6 +42,7 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 				return
 			}
 			s.log.Error("claim failed; retrying", "err", err, "in", backoff.String())
+			reloadTopology(s.rdb, err)
 			wait = backoff
 			backoff = min(backoff*2, s.opts.maxSleep)
 		} else {

@@ -29,6 +29,7 @@ func (s *Scheduler) maintain(ctx context.Context) {
 		}
 		if err := s.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("heartbeat failed", "err", err)
+			reloadTopology(s.rdb, err)
 			continue
 		}
 		s.renew(ctx)
