@@ -126,7 +126,7 @@ func TestDeterministic(t *testing.T) {
 	for range 2 {
 		dir := copyCase(t, "multipkg")
 		for range 2 {
-			if code, _, stderr := runIn(t, dir, "-o", "my-registry/crontab_gen.go", "./gamma", "./beta", "./alpha"); code != 0 {
+			if code, _, stderr := runIn(t, dir, "-o", "my-registry/crontab_gen.go", "./gamma", "./beta", "./alpha", "./cmd"); code != 0 {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 			}
 			data, err := os.ReadFile(filepath.Join(dir, "my-registry", "crontab_gen.go"))
@@ -166,4 +166,72 @@ func TestPatterns(t *testing.T) {
 			t.Errorf("%q: output differs from the golden:\n%s", args, got)
 		}
 	}
+}
+
+// TestREADME checks the README's crontabgen section against the fixtures:
+// the annotated types are testdata/readme's, every line of the generated
+// excerpt is in its golden, and every error shown is in some case's
+// errors.txt.
+func TestREADME(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(readme, []byte("<!-- crontabgen -->"))
+	end := bytes.Index(readme, []byte("<!-- end crontabgen -->"))
+	if start < 0 || end < start {
+		t.Fatal("README.md: no crontabgen section")
+	}
+	blocks := codeBlocks(string(readme[start:end]))
+	if len(blocks) != 3 {
+		t.Fatalf("README section has %d code blocks, want 3 (source, generated, errors)", len(blocks))
+	}
+	read := func(rel string) string {
+		data, err := os.ReadFile(filepath.Join(root, "testdata", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	contains := func(block, in, what string) {
+		for _, line := range strings.Split(block, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "// ...") || strings.Contains(line, "{ ... }") ||
+				strings.HasPrefix(line, "func New") {
+				continue
+			}
+			if !strings.Contains(in, line) {
+				t.Errorf("README line %q is not in %s", line, what)
+			}
+		}
+	}
+	contains(blocks[0], read("readme/tasks/tasks.go"), "testdata/readme/tasks/tasks.go")
+	contains(blocks[1], read("readme/want/crontab_gen.go"), "testdata/readme/want/crontab_gen.go")
+	var all strings.Builder
+	files, _ := filepath.Glob(filepath.Join(root, "testdata", "*", "want", "errors.txt"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		all.Write(data)
+	}
+	contains(blocks[2], all.String(), "any testdata/*/want/errors.txt")
+}
+
+// codeBlocks returns the contents of the fenced code blocks of a Markdown
+// text.
+func codeBlocks(md string) []string {
+	var blocks []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```") && cur == nil:
+			cur = new(strings.Builder)
+		case strings.HasPrefix(line, "```"):
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	return blocks
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
@@ -48,6 +47,10 @@ type output struct {
 	dir  string
 	name string // package name
 	path string // import path
+	// alone is set when no Go file but the generated one is in the
+	// directory: without that file, which the load leaves out, the package
+	// does not exist.
+	alone bool
 	pkg  *packages.Package
 }
 
@@ -123,6 +126,7 @@ func (g *generator) outputPackageName() (string, error) {
 			return pkg, nil
 		}
 	}
+	g.out.alone = len(names) == 0
 	if pkg := packageClause(g.out.file); pkg != "" {
 		return pkg, nil
 	}
@@ -284,6 +288,16 @@ var generatedName = regexp.MustCompile(`^undefined: (?:(\w+)\.)?(Register|NewSch
 // excludes the old generated file (by BuildTag), and the new one defines
 // them.
 func (g *generator) ignorable(p *packages.Package, e packages.Error) bool {
+	if g.out.alone && g.out.path != "" {
+		// A package imports the output package, which holds nothing but
+		// the generated file: it does not exist, or not for the load.
+		if e.Kind == packages.ListError && (strings.Contains(e.Msg, g.out.path) || strings.Contains(e.Msg, g.out.dir)) {
+			return true
+		}
+		if e.Kind == packages.TypeError && strings.HasPrefix(e.Msg, "could not import "+g.out.path+" ") {
+			return true
+		}
+	}
 	if e.Kind != packages.TypeError {
 		return false
 	}
@@ -381,17 +395,4 @@ func (g *generator) commentPos(c *ast.Comment, off int) token.Position {
 		off = 0
 	}
 	return g.fset.Position(c.Slash + token.Pos(off))
-}
-
-// validUTF8Ident reports whether s is a Go identifier.
-func validUTF8Ident(s string) bool {
-	if s == "" || !utf8.ValidString(s) {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return true
 }

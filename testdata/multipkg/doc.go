@@ -3,4 +3,4 @@
 // package is named after the directory, my-registry becoming my_registry.
 package multipkg
 
-//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o my-registry/crontab_gen.go ./gamma ./beta ./alpha
+//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o my-registry/crontab_gen.go ./gamma ./beta ./alpha ./cmd
