@@ -51,7 +51,7 @@ type output struct {
 	// directory: without that file, which the load leaves out, the package
 	// does not exist.
 	alone bool
-	pkg  *packages.Package
+	pkg   *packages.Package
 }
 
 func newGenerator(cfg Config) (*generator, error) {
