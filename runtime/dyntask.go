@@ -89,7 +89,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	}
 	res, err := setTaskScript.Run(ctx, c.rdb,
 		[]string{c.keys.task(spec.Key), c.keys.queue(), c.keys.tasks()},
-		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, describe(sched),
+		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, Describe(sched),
 		reg.cfg.Class, spec.Type, spec.Timeout.Milliseconds(), boolArg(spec.Concurrent), string(spec.Misfire),
 		string(params), c.keys.wake()).Int()
 	if err != nil {

@@ -34,7 +34,7 @@ func (s *Scheduler) register(ctx context.Context) error {
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
 				[]string{s.keys.task(c.Name), s.keys.queue(), s.keys.tasks(), s.keys.meta(), s.keys.declared()},
 				c.Name, ms(now), ms(reg.schedule.Next(now)), string(c.Status), c.Expression, c.TZ,
-				describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
+				Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
 				string(c.Misfire), c.Retries, sourceStatic)
 		}
 		return cmds

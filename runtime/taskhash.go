@@ -98,11 +98,3 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v)
 }
 
-// describe is the readable form of a schedule stored in the hash's
-// interval field.
-func describe(s Schedule) string {
-	if st, ok := s.(fmt.Stringer); ok {
-		return st.String()
-	}
-	return fmt.Sprintf("%T", s)
-}
