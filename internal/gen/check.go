@@ -90,7 +90,7 @@ func (g *generator) checkDirective(t *task) {
 	}
 	t.dir = d
 	ok := true
-	loc, err := time.LoadLocation(d.TZ)
+	loc, err := g.location(d.TZ)
 	switch {
 	case err != nil:
 		g.errs.add(g.valuePos(t, "tz"), "tz %q: %v", d.TZ, err)
@@ -111,6 +111,25 @@ func (g *generator) checkDirective(t *task) {
 	if err := r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} })); err != nil {
 		g.errs.add(g.commentPos(t.comment, 0), "the runtime rejects this task: %v", err)
 	}
+}
+
+// location is time.LoadLocation, remembered: it reads the zone database
+// each time.
+func (g *generator) location(name string) (*time.Location, error) {
+	if l, ok := g.zones[name]; ok {
+		return l.loc, l.err
+	}
+	loc, err := time.LoadLocation(name)
+	if g.zones == nil {
+		g.zones = make(map[string]zone)
+	}
+	g.zones[name] = zone{loc, err}
+	return loc, err
+}
+
+type zone struct {
+	loc *time.Location
+	err error
 }
 
 type placeholder struct{}
@@ -303,13 +322,14 @@ func (g *generator) checkOutputPackage() {
 // generated file imports them back.
 func (g *generator) checkCycles() {
 	done := make(map[string]bool)
+	imports := importers(g.out.path)
 	for _, t := range g.tasks {
 		p := t.pkg
 		if p.PkgPath == g.out.path || done[p.PkgPath] {
 			continue
 		}
 		done[p.PkgPath] = true
-		if !imports(p, g.out.path) {
+		if !imports(p) {
 			continue
 		}
 		at := g.fset.Position(t.spec.Name.Pos())
@@ -325,25 +345,25 @@ func (g *generator) checkCycles() {
 	}
 }
 
-// imports reports whether p imports path, directly or indirectly.
-func imports(p *packages.Package, path string) bool {
-	seen := make(map[*packages.Package]bool)
-	var walk func(p *packages.Package) bool
-	walk = func(p *packages.Package) bool {
+// importers returns a function that reports whether a package imports
+// path, directly or indirectly; it remembers every package it has walked.
+func importers(path string) func(p *packages.Package) bool {
+	memo := make(map[*packages.Package]bool)
+	var imports func(p *packages.Package) bool
+	imports = func(p *packages.Package) bool {
+		if v, ok := memo[p]; ok {
+			return v
+		}
+		memo[p] = false // cycles cannot happen; be safe anyway
 		for _, imp := range p.Imports {
-			if imp.PkgPath == path {
+			if imp.PkgPath == path || imports(imp) {
+				memo[p] = true
 				return true
-			}
-			if !seen[imp] {
-				seen[imp] = true
-				if walk(imp) {
-					return true
-				}
 			}
 		}
 		return false
 	}
-	return walk(p)
+	return imports
 }
 
 // checkJSON reports the fields of a job type that encoding/json cannot

@@ -39,6 +39,7 @@ type generator struct {
 	broken map[*packages.Package]bool // packages with reported errors in them or their dependencies
 	errs   ErrorList
 	tasks  []*task // every annotated type, sorted by package path, type name
+	zones  map[string]zone
 }
 
 // output is the generated file and its package.
