@@ -1,0 +1,89 @@
+// Command crontab is the operator's command line for gocrontab: it lists,
+// inspects and steers the tasks and jobs of a Redis namespace, and serves
+// the web dashboard. It speaks to Redis directly and needs none of the
+// application's task code.
+//
+// Usage:
+//
+//	crontab [flags] COMMAND [flags] [ARGS]
+//
+// Commands:
+//
+//	list                 list the tasks: status, schedule, next and last run, last outcome, counts
+//	show NAME            one task in full, with its latest runs
+//	pause NAME...        skip the task's fires (each skip is counted) until it is resumed
+//	resume NAME...       make a paused task active again, from its next future instant
+//	disable NAME...      take the task out of the queue
+//	enable NAME...       make a disabled task active again, queued at its next future instant
+//	trigger NAME         run the task once now, on one process, without moving its schedule
+//	remove NAME          remove a run-time task (one added with Client.SetTask)
+//	history NAME         the task's (or job type's) latest runs, newest first
+//	jobs                 list jobs: pending, running and dead
+//	job ID               one job in full
+//	cancel ID...         cancel pending jobs
+//	retry ID...          move dead jobs back to the queue, due now
+//	processes            the scheduler processes, from their heartbeats
+//	overview             the namespace's counts: queued, due, running, jobs, processes
+//	serve                run the web dashboard (and /metrics)
+//	help [COMMAND]       print this help, or a command's
+//
+// Flags, accepted before or after the command:
+//
+//	-redis URL           Redis to use: redis://[user:password@]host:port/db, rediss:// for TLS,
+//	                     unix:///path.sock (default: $REDIS_URL, else redis://127.0.0.1:6379)
+//	-namespace NS        the key namespace the schedulers use (default: $CRONTAB_NAMESPACE, else crontab)
+//	-o FORMAT            table (default) or json
+//	-process-ttl D       how long after its last heartbeat a process counts as dead; give the
+//	                     schedulers' WithProcessTTL (default 5s)
+//
+// Flags of one command:
+//
+//	history -limit N               runs to show (default 20; 0: all that are kept)
+//	jobs -state S -task NAME -limit N
+//	                               S is pending, running or dead (default: all three); NAME a job
+//	                               type; N caps each state (default 50; 0: no cap)
+//	serve -addr HOST:PORT          where to listen (default 127.0.0.1:8080)
+//	serve -token T                 require the token T (default: $CRONTAB_TOKEN)
+//	serve -basic-auth USER:PASS    accept basic auth USER:PASS (default: $CRONTAB_BASIC_AUTH)
+//
+// Output is a table for people, or JSON (-o json) for scripts: an array of
+// objects for list, history, jobs and processes, one object for show, job,
+// overview and the commands that change something. The JSON fields are the
+// dashboard API's (see package github.com/gocrontab/crontab/dashboard):
+// times in RFC 3339, durations in milliseconds.
+//
+// Exit status: 0 on success; 1 on failure (Redis unreachable, no such task
+// or job, a trigger refused because the task is paused, disabled or still
+// running); 2 on a usage error (unknown command or flag, missing argument).
+//
+// # Examples
+//
+//	$ crontab list
+//	TASK           STATUS  SCHEDULE                     NEXT RUN                LAST RUN           OUTCOME  RUNS  FAILED  SKIPPED
+//	clean logs     active  daily:03:00 (UTC)            2026-11-30 03:00:00 in 6h42m  -            -        0     0       0
+//	heartbeat      active  every:5s (UTC)               2026-11-29 20:17:25 in 3s     2s ago       ok       118   0       0
+//	...
+//	$ crontab pause "clean logs"
+//	paused "clean logs"
+//	$ crontab trigger heartbeat
+//	triggered "heartbeat": fires at 2026-11-29 20:17:23.412 on one process
+//	$ crontab history -limit 5 flaky
+//	$ crontab jobs -state dead -task "send sms"
+//	$ crontab retry 8f2c0a...
+//	$ crontab -o json list | jq '.[] | select(.status != "active") | .name'
+//	$ CRONTAB_TOKEN=s3cret crontab serve -addr :8080
+//
+// # The dashboard
+//
+// `crontab serve` serves the dashboard of package
+// github.com/gocrontab/crontab/dashboard on -addr, and the namespace's
+// Prometheus metrics (package github.com/gocrontab/crontab/metrics,
+// Collector) at /metrics. It listens on 127.0.0.1:8080 by default, where
+// it may run without credentials. On any other address it refuses to
+// start unless -token (or $CRONTAB_TOKEN) or -basic-auth (or
+// $CRONTAB_BASIC_AUTH) is set. With a token, open
+// http://HOST:PORT/?token=TOKEN once (a cookie keeps you in), or answer the
+// browser's basic-auth prompt with the token as the password; scripts and
+// scrapers send "Authorization: Bearer TOKEN". It stops on SIGINT or
+// SIGTERM.
+package main

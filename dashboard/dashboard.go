@@ -1,0 +1,508 @@
+// Package dashboard is gocrontab's web dashboard: one page, with its
+// script and style embedded in the binary (no CDN), and the JSON API it
+// uses. `crontab serve` runs it; a program can also mount [New]'s handler
+// itself.
+//
+// The page shows the tasks (status, the next run counting down, the last
+// outcome, a sparkline of recent run durations), pending, running and dead
+// jobs, the scheduler processes, and the history of a task chosen by a
+// click; its buttons pause, resume, trigger, cancel and retry. It reads
+// Redis only through the crontab.Client it is given: it needs no task code.
+//
+// # API
+//
+//	GET  /api/overview                 counts, tasks (with sparkline points), jobs, dead jobs, processes
+//	GET  /api/tasks                    every task
+//	GET  /api/tasks/{name}             one task
+//	GET  /api/tasks/{name}/history     its runs, newest first (?limit=N, default 50)
+//	POST /api/tasks/{name}/{action}    action: pause, resume, disable, enable or trigger
+//	GET  /api/jobs                     jobs (?state=pending|running|dead&task=NAME&limit=N)
+//	GET  /api/jobs/{id}                one job
+//	POST /api/jobs/{id}/cancel         cancel a pending job
+//	POST /api/jobs/{id}/retry          move a dead job back to the queue
+//	GET  /api/processes                scheduler processes
+//	GET  /metrics                      Prometheus metrics, when Config.Metrics is set
+//
+// Errors are JSON {"error": "..."}: 400 for a bad request, 401 without
+// credentials, 403 for a failed CSRF check, 404 for a missing task or job,
+// 409 for a task that is paused, disabled or running (trigger).
+//
+// # Security
+//
+// With neither Config.Token nor Config.BasicUser, the handler requires no
+// credentials, and serves only requests whose Host is a loopback name
+// (localhost, 127.0.0.1, [::1]), which defeats DNS rebinding; `crontab
+// serve` allows that only on a loopback address. With a token, a request is
+// let in by "Authorization: Bearer TOKEN", by basic auth whose password is
+// the token (any user name), or by the cookie that opening /?token=TOKEN
+// sets (then the token is dropped from the address). With BasicUser and
+// BasicPassword, basic auth with them lets a request in. A browser without
+// credentials is asked for basic auth.
+//
+// Every POST must carry the header X-CSRF-Token with the token the page
+// embeds (GET /api/session returns it too), unless it authenticated with
+// an Authorization: Bearer header, which a browser never sends by itself;
+// and a POST whose Origin header names another host is refused.
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	crontab "github.com/gocrontab/crontab/runtime"
+)
+
+//go:embed static
+var static embed.FS
+
+// Config configures the dashboard.
+type Config struct {
+	// Client reads and changes the namespace. Required; it needs no
+	// registry (crontab.NewClient(rdb, nil, crontab.WithNamespace(ns))).
+	Client *crontab.Client
+	// Namespace is shown in the page's title. Empty shows nothing.
+	Namespace string
+	// Token, when set, is required (see the package documentation).
+	Token string
+	// BasicUser and BasicPassword, when BasicUser is set, are accepted as
+	// basic auth.
+	BasicUser, BasicPassword string
+	// Metrics, when set, is served at /metrics (behind the same auth).
+	Metrics http.Handler
+	// Logger logs failed requests. Nil means slog.Default().
+	Logger *slog.Logger
+	// Sparkline is how many recent runs each task's sparkline shows. Zero
+	// means 20.
+	Sparkline int
+}
+
+// Handler is the dashboard's http.Handler.
+type Handler struct {
+	cfg  Config
+	csrf string
+	mux  *http.ServeMux
+	page *template.Template
+	log  *slog.Logger
+}
+
+// New returns the dashboard handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("dashboard: nil Client")
+	}
+	if cfg.BasicUser != "" && cfg.BasicPassword == "" {
+		return nil, errors.New("dashboard: basic auth user without a password")
+	}
+	if cfg.Sparkline <= 0 {
+		cfg.Sparkline = 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	page, err := template.ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	h := &Handler{cfg: cfg, csrf: hex.EncodeToString(b[:]), mux: http.NewServeMux(), page: page, log: cfg.Logger}
+	h.routes()
+	return h, nil
+}
+
+// AuthRequired reports whether the handler asks for credentials.
+func (h *Handler) AuthRequired() bool { return h.cfg.Token != "" || h.cfg.BasicUser != "" }
+
+func (h *Handler) routes() {
+	assets, _ := fs.Sub(static, "static")
+	m := h.mux
+	m.HandleFunc("GET /{$}", h.index)
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
+	m.HandleFunc("GET /api/session", h.session)
+	m.HandleFunc("GET /api/overview", h.overview)
+	m.HandleFunc("GET /api/tasks", h.tasks)
+	m.HandleFunc("GET /api/tasks/{name}", h.task)
+	m.HandleFunc("GET /api/tasks/{name}/history", h.history)
+	m.HandleFunc("POST /api/tasks/{name}/{action}", h.taskAction)
+	m.HandleFunc("GET /api/jobs", h.jobs)
+	m.HandleFunc("GET /api/jobs/{id}", h.job)
+	m.HandleFunc("POST /api/jobs/{id}/{action}", h.jobAction)
+	m.HandleFunc("GET /api/processes", h.processes)
+	if h.cfg.Metrics != nil {
+		m.Handle("GET /metrics", h.cfg.Metrics)
+	}
+}
+
+// ServeHTTP checks the request's host, credentials and CSRF token, then
+// serves it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if !h.AuthRequired() && !loopbackHost(r.Host) {
+		writeError(w, http.StatusForbidden, "this dashboard has no credentials and serves loopback names only (localhost, 127.0.0.1, [::1]); start it with -token to serve others")
+		return
+	}
+	bearer, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if origin := r.Header.Get("Origin"); origin != "" && !sameHost(origin, r.Host) {
+			writeError(w, http.StatusForbidden, "cross-origin request refused")
+			return
+		}
+		if !bearer && subtle.ConstantTimeCompare([]byte(r.Header.Get("X-CSRF-Token")), []byte(h.csrf)) != 1 {
+			writeError(w, http.StatusForbidden, "missing or wrong X-CSRF-Token header")
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+const cookieName = "crontab_token"
+
+// authenticate lets r in or answers it. It reports whether r carried a
+// bearer token (which needs no CSRF check).
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (bearer, ok bool) {
+	if !h.AuthRequired() {
+		return false, true
+	}
+	eq := func(a, b string) bool { return b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+	tok := h.cfg.Token
+	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		if eq(strings.TrimPrefix(auth, "Bearer "), tok) {
+			return true, true
+		}
+	} else if user, pass, isBasic := r.BasicAuth(); isBasic {
+		if eq(pass, tok) || (h.cfg.BasicUser != "" && eq(user, h.cfg.BasicUser) && eq(pass, h.cfg.BasicPassword)) {
+			return false, true
+		}
+	} else if c, err := r.Cookie(cookieName); err == nil && eq(c.Value, tok) {
+		return false, true
+	} else if q := r.URL.Query().Get("token"); r.Method == http.MethodGet && r.URL.Path == "/" && eq(q, tok) {
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return false, false
+	}
+	w.Header().Set("WWW-Authenticate", `Basic realm="crontab", charset="UTF-8"`)
+	writeError(w, http.StatusUnauthorized, "credentials required")
+	return false, false
+}
+
+// loopbackHost reports whether the Host header names this machine.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func sameHost(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	err := h.page.Execute(&buf, map[string]string{"CSRF": h.csrf, "Namespace": h.cfg.Namespace})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	w.Write(buf.Bytes())
+}
+
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]string{"csrf_token": h.csrf, "namespace": h.cfg.Namespace})
+}
+
+// Overview is the reply of GET /api/overview.
+type Overview struct {
+	Counts    Counts    `json:"counts"`
+	Tasks     []Task    `json:"tasks"`
+	Jobs      []Job     `json:"jobs"`
+	Dead      []Job     `json:"dead"`
+	Processes []Process `json:"processes"`
+}
+
+// overviewJobs caps the jobs the overview lists per state.
+const overviewJobs = 50
+
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	c := h.cfg.Client
+	var out Overview
+	counts, err := c.Overview(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out.Counts = CountsView(counts)
+	tasks, err := c.ListTasks(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out.Tasks = make([]Task, len(tasks))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, t := range tasks {
+		out.Tasks[i] = TaskView(t)
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out.Tasks[i].Recent = h.recent(ctx, t.Name)
+		})
+	}
+	wg.Wait()
+	for _, st := range []crontab.JobState{crontab.JobPending, crontab.JobRunning, crontab.JobDead} {
+		jobs, err := c.Jobs(ctx, crontab.JobFilter{State: st, Limit: overviewJobs})
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		for _, j := range jobs {
+			if st == crontab.JobDead {
+				out.Dead = append(out.Dead, JobView(j))
+			} else {
+				out.Jobs = append(out.Jobs, JobView(j))
+			}
+		}
+	}
+	procs, err := c.Processes(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, p := range procs {
+		out.Processes = append(out.Processes, ProcessView(p))
+	}
+	writeJSON(w, out)
+}
+
+// recent returns the sparkline points of a task: its latest completed
+// runs, oldest first.
+func (h *Handler) recent(ctx context.Context, task string) []Point {
+	recs, err := h.cfg.Client.History(ctx, task, 3*h.cfg.Sparkline)
+	if err != nil {
+		return nil
+	}
+	var pts []Point
+	for _, r := range recs {
+		if r.Outcome == crontab.OutcomeSkipped {
+			continue
+		}
+		pts = append(pts, Point{DurationMS: r.End.Sub(r.Start).Milliseconds(), Outcome: string(r.Outcome)})
+		if len(pts) == h.cfg.Sparkline {
+			break
+		}
+	}
+	for i, j := 0, len(pts)-1; i < j; i, j = i+1, j-1 {
+		pts[i], pts[j] = pts[j], pts[i]
+	}
+	return pts
+}
+
+func (h *Handler) tasks(w http.ResponseWriter, r *http.Request) {
+	tasks, err := h.cfg.Client.ListTasks(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]Task, len(tasks))
+	for i, t := range tasks {
+		out[i] = TaskView(t)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) task(w http.ResponseWriter, r *http.Request) {
+	t, err := h.cfg.Client.Task(r.Context(), r.PathValue("name"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, TaskView(t))
+}
+
+func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
+	limit, ok := limitParam(w, r, 50)
+	if !ok {
+		return
+	}
+	recs, err := h.cfg.Client.History(r.Context(), r.PathValue("name"), limit)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]Run, len(recs))
+	for i, rec := range recs {
+		out[i] = RunView(rec)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) taskAction(w http.ResponseWriter, r *http.Request) {
+	ctx, c, name := r.Context(), h.cfg.Client, r.PathValue("name")
+	var err error
+	reply := map[string]any{"task": name, "action": r.PathValue("action")}
+	switch r.PathValue("action") {
+	case "pause":
+		err = c.Pause(ctx, name)
+	case "resume":
+		err = c.Resume(ctx, name)
+	case "disable":
+		err = c.Disable(ctx, name)
+	case "enable":
+		err = c.Enable(ctx, name)
+	case "trigger":
+		var at time.Time
+		at, err = c.Trigger(ctx, name)
+		reply["fire"] = at
+	default:
+		writeError(w, http.StatusNotFound, "unknown action "+strconv.Quote(r.PathValue("action"))+": want pause, resume, disable, enable or trigger")
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, reply)
+}
+
+func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
+	limit, ok := limitParam(w, r, 100)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	st := crontab.JobState(q.Get("state"))
+	switch st {
+	case "", crontab.JobPending, crontab.JobRunning, crontab.JobDead:
+	default:
+		writeError(w, http.StatusBadRequest, "state "+strconv.Quote(string(st))+": want pending, running or dead")
+		return
+	}
+	jobs, err := h.cfg.Client.Jobs(r.Context(), crontab.JobFilter{State: st, Task: q.Get("task"), Limit: limit})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]Job, len(jobs))
+	for i, j := range jobs {
+		out[i] = JobView(j)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
+	j, err := h.cfg.Client.Job(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, JobView(j))
+}
+
+func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
+	ctx, c, id := r.Context(), h.cfg.Client, r.PathValue("id")
+	var err error
+	switch r.PathValue("action") {
+	case "cancel":
+		err = c.Cancel(ctx, id)
+	case "retry":
+		err = c.RetryDead(ctx, id)
+	default:
+		writeError(w, http.StatusNotFound, "unknown action "+strconv.Quote(r.PathValue("action"))+": want cancel or retry")
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, map[string]string{"job": id, "action": r.PathValue("action")})
+}
+
+func (h *Handler) processes(w http.ResponseWriter, r *http.Request) {
+	procs, err := h.cfg.Client.Processes(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]Process, len(procs))
+	for i, p := range procs {
+		out[i] = ProcessView(p)
+	}
+	writeJSON(w, out)
+}
+
+func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
+	s := r.URL.Query().Get("limit")
+	if s == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, "limit "+strconv.Quote(s)+": want a number >= 0 (0: all)")
+		return 0, false
+	}
+	return n, true
+}
+
+// fail answers with the status that err's kind deserves.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, crontab.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, crontab.ErrRunning), errors.Is(err, crontab.ErrNotActive):
+		status = http.StatusConflict
+	case r.Context().Err() != nil:
+		return
+	default:
+		h.log.Warn("dashboard request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
