@@ -59,18 +59,22 @@
 // # Examples
 //
 //	$ crontab list
-//	TASK           STATUS  SCHEDULE                     NEXT RUN                LAST RUN           OUTCOME  RUNS  FAILED  SKIPPED
-//	clean logs     active  daily:03:00 (UTC)            2026-11-30 03:00:00 in 6h42m  -            -        0     0       0
-//	heartbeat      active  every:5s (UTC)               2026-11-29 20:17:25 in 3s     2s ago       ok       118   0       0
-//	...
+//	TASK           STATUS          SCHEDULE                        NEXT RUN                       LAST RUN   OUTCOME    RUNS  FAILED  SKIPPED  SOURCE
+//	clean logs     active          daily:03:00                     2026-11-30 03:00:00  in 6h28m  -          -          0     0       0        static
+//	flaky          active          every:10s                       2026-11-29 20:31:10  in 9.3s   693ms ago  failed 0ms 2     1       0        static
+//	heartbeat      active          every:5s                        2026-11-29 20:31:05  in 4.3s   693ms ago  ok 0ms     3     0       0        static
+//	minute report  active,running  cron:* * * * * (Europe/Berlin)  2026-11-29 20:32:00  in 59.3s  693ms ago  -          0     0       0        static
 //	$ crontab pause "clean logs"
 //	paused "clean logs"
-//	$ crontab trigger heartbeat
-//	triggered "heartbeat": fires at 2026-11-29 20:17:23.412 on one process
+//	$ crontab trigger "clean logs"
+//	crontab: trigger "clean logs": it is paused: crontab: task is not active
+//	$ crontab resume "clean logs"; crontab trigger "clean logs"
+//	resumed "clean logs"
+//	triggered "clean logs": fires at 2026-11-29 20:31:00.940 on one process; its schedule is unchanged
 //	$ crontab history -limit 5 flaky
 //	$ crontab jobs -state dead -task "send sms"
-//	$ crontab retry 8f2c0a...
-//	$ crontab -o json list | jq '.[] | select(.status != "active") | .name'
+//	$ crontab retry 8f2c0a91d4e6b7a3c5d1e2f0
+//	$ crontab -o json list | jq -r '.[] | select(.status != "active") | .name'
 //	$ CRONTAB_TOKEN=s3cret crontab serve -addr :8080
 //
 // # The dashboard

@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "crontab: %s\nRun 'crontab --help' for usage.\n", ue.msg)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "crontab: %v\n", err)
+		fmt.Fprintf(stderr, "crontab: %s\n", strings.TrimPrefix(err.Error(), "crontab: "))
 		return exitFailure
 	}
 }
@@ -337,6 +337,9 @@ func fmtTime(t time.Time) string {
 
 func fmtDur(d time.Duration) string {
 	if d < time.Minute {
+		if d == 0 {
+			return "0ms"
+		}
 		if d < time.Second {
 			return d.Round(time.Millisecond).String()
 		}

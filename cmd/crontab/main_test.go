@@ -551,7 +551,7 @@ func TestMain(m *testing.M) {
 
 func TestFmtDur(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		0: "0s", 1500 * time.Microsecond: "2ms", 1234 * time.Millisecond: "1.2s", 59*time.Second + 990*time.Millisecond: "1m0s",
+		0: "0ms", 1500 * time.Microsecond: "2ms", 1234 * time.Millisecond: "1.2s", 59*time.Second + 990*time.Millisecond: "1m0s",
 		61 * time.Second: "1m1s", time.Hour: "1h", 3*time.Hour + 25*time.Minute + 10*time.Second: "3h25m",
 		26 * time.Hour: "1d2h", 49*time.Hour + 59*time.Minute: "2d1h",
 	} {
