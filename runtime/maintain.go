@@ -21,16 +21,23 @@ func (s *Scheduler) maintain(ctx context.Context) {
 	defer tick.Stop()
 	lastSync := time.Now()
 	lastForget := time.Now()
+	var contact redisContact
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+		beat := time.Now()
 		if err := s.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("heartbeat failed", "err", err)
 			reloadTopology(s.rdb, err)
+			contact.fail()
 			continue
+		}
+		if broken := contact.ok(beat, time.Now(), s.opts.processTTL); broken > 0 {
+			s.log.Warn("Redis answers again after an outage or a stall; judging other processes dead waits a process TTL",
+				"outage", broken.Round(time.Millisecond).String(), "wait", s.opts.processTTL.String())
 		}
 		s.renew(ctx)
 		s.renewJobs(ctx)
@@ -47,7 +54,7 @@ func (s *Scheduler) maintain(ctx context.Context) {
 		if err := s.checkData(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("data check failed", "err", err)
 		}
-		if s.takeMaster(ctx) {
+		if s.takeMaster(ctx) && contact.settled(time.Now(), s.opts.processTTL) {
 			s.masterDuties(ctx)
 		}
 	}
