@@ -42,3 +42,11 @@ func (c *redisContact) settled(now time.Time, ttl time.Duration) bool {
 	return !c.since.IsZero() && !c.failed && now.Sub(c.since) >= ttl
 }
 
+// dutyDeadline is the server time (unix ms) after which a master duty's
+// script, issued now, does nothing. A script that judges staleness (of
+// heartbeats, leases, declarations) and reaches Redis late, because Redis
+// was paused or restarting while go-redis held or retried the command,
+// would otherwise judge by a clock that moved on while nobody could write.
+func (s *Scheduler) dutyDeadline() int64 {
+	return ms(s.clock.Now().Add(s.opts.processTTL / 2))
+}

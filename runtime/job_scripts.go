@@ -115,10 +115,11 @@ return n
 // stalled) back in the queue, due now: at-least-once delivery.
 //
 // KEYS: jobs, jobs:inflight, jobs:owner
-// ARGV: limit
+// ARGV: limit, not_after_ms (optional: it does nothing when run later)
 // Returns {id, owner, id, owner, ...} of the jobs put back.
 var redeliverScript = redis.NewScript(luaNow + `
 local out = {}
+if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall): leases look expired
 local ids = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 for _, id in ipairs(ids) do
   local owner = redis.call('HGET', KEYS[3], id) or ''

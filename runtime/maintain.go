@@ -199,7 +199,7 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		n, err := abandonScript.Run(ctx, s.rdb,
 			[]string{s.keys.running(), s.keys.run(id), s.keys.lock(l.Task), s.keys.task(l.Task), s.keys.history(l.Task), s.keys.processes()},
 			id, lease, l.Process+"|"+strconv.FormatInt(l.Fire, 10), l.Process, s.opts.processTTL.Milliseconds(),
-			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds()).Int()
+			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds(), s.dutyDeadline()).Int()
 		if err != nil {
 			return err
 		}
@@ -296,7 +296,7 @@ func (s *Scheduler) prune(ctx context.Context) error {
 	}
 	for _, m := range stale {
 		n, err := pruneScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue(), s.keys.tasks(), s.keys.declared()},
-			m, grace.Milliseconds()).Int()
+			m, grace.Milliseconds(), s.dutyDeadline()).Int()
 		if err != nil {
 			return err
 		}

@@ -182,8 +182,10 @@ return 1
 //
 // KEYS: running, run, lock, task, history, processes
 // ARGV: run_id, lease_json_seen (or ""), lock_value, process, process_ttl_ms,
-// record_json, history_limit, history_age_ms
+// record_json, history_limit, history_age_ms, not_after_ms (it does nothing
+// when run later than that: a stall would make every beat look old)
 var abandonScript = redis.NewScript(luaNow + luaHistory + `
+if ARGV[9] and now > tonumber(ARGV[9]) then return 0 end
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
 local cur = redis.call('GET', KEYS[2])
 if cur then
@@ -221,8 +223,9 @@ return 1
 // declared within the grace window.
 //
 // KEYS: task, queue, tasks, declared
-// ARGV: member, grace_ms
+// ARGV: member, grace_ms, not_after_ms (it does nothing when run later)
 var pruneScript = redis.NewScript(luaNow + `
+if ARGV[3] and now > tonumber(ARGV[3]) then return 0 end
 local seen = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]))
 if seen and seen >= now - tonumber(ARGV[2]) then return 0 end
 if redis.call('HGET', KEYS[1], 'source') ~= 'static' then return 0 end
