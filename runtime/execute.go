@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,7 +15,9 @@ import (
 type inflightRun struct {
 	lockKey, lockValue string
 	runKey, lease      string
+	taskKey            string
 	ttl                time.Duration
+	finished           atomic.Bool // set before the run is recorded (see retakeLocks)
 }
 
 // leaseValue is the value of a run's lease key: who runs what.
@@ -37,6 +40,7 @@ func (s *Scheduler) startRun(f *fire) {
 		lockValue: s.id + "|" + fmt.Sprint(ms(f.at)),
 		runKey:    s.keys.run(f.runID),
 		lease:     f.lease,
+		taskKey:   s.keys.task(m),
 		ttl:       f.reg.cfg.Timeout,
 	}
 	s.mu.Lock()
@@ -85,6 +89,7 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 	if err != nil {
 		rec.Error = err.Error()
 	}
+	run.finished.Store(true)
 	s.finish(f, run, rec, cost)
 	if err != nil && f.reg.cfg.Retries > 0 {
 		s.retryFire(f.state.typ, f.state.params, f.reg.cfg.Retries, f.runID)

@@ -103,19 +103,34 @@ func (s *Scheduler) renew(ctx context.Context) {
 
 // checkData re-registers the tasks when Redis lost its data (a restart
 // without persistence, a flush): the meta key written at registration is
-// gone.
+// gone. The locks of runs in progress are gone too: each process takes its
+// own again, whether it finds the loss itself or sees that another process
+// registered again (meta's created_at changed), and the tasks are scheduled
+// from two heartbeats on, so every live process has its locks back before a
+// task can fire beside a run that is still going.
 func (s *Scheduler) checkData(ctx context.Context) error {
-	n, err := s.rdb.Exists(ctx, s.keys.meta()).Result()
-	if err != nil || n == 1 {
+	created, err := s.rdb.HGet(ctx, s.keys.meta(), "created_at").Result()
+	if err != nil && err != redis.Nil {
 		return err
 	}
-	if len(s.reg.all()) == 0 {
+	switch {
+	case created != "" && (s.dataEpoch == "" || created == s.dataEpoch):
+		s.dataEpoch = created
 		return nil
+	case created != "":
+		s.log.Warn("namespace data was lost (Redis restarted empty or was flushed) and registered again by another process; taking the locks of running tasks again")
+		s.dataEpoch = created
+		s.retakeLocks(ctx)
+		return nil
+	case !s.hasSchedules():
+		return nil // only job types: nothing to register
 	}
 	s.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
-	if err := s.register(ctx); err != nil {
+	s.retakeLocks(ctx)
+	if err := s.registerFrom(ctx, s.clock.Now().Add(2*s.opts.heartbeat)); err != nil {
 		return err
 	}
+	s.dataEpoch = "" // ours, or a process's that registered at the same time
 	s.wake()
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -17,6 +18,12 @@ const sourceStatic = "static"
 // status kept. It also marks each task declared by a live process, so
 // maintenance never prunes a task that a running build still declares.
 func (s *Scheduler) register(ctx context.Context) error {
+	return s.registerFrom(ctx, s.clock.Now())
+}
+
+// registerFrom is register with the first instant of a task written anew
+// (a new task, a changed schedule) strictly after first.
+func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	var tasks []*registered
 	for _, reg := range s.reg.all() {
 		if reg.schedule != nil { // job types run only when enqueued
@@ -33,7 +40,7 @@ func (s *Scheduler) register(ctx context.Context) error {
 			c := reg.cfg
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
 				[]string{s.keys.task(c.Name), s.keys.queue(), s.keys.tasks(), s.keys.meta(), s.keys.declared()},
-				c.Name, ms(now), ms(reg.schedule.Next(now)), string(c.Status), c.Expression, c.TZ,
+				c.Name, ms(now), ms(reg.schedule.Next(first)), string(c.Status), c.Expression, c.TZ,
 				Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
 				string(c.Misfire), c.Retries, sourceStatic)
 		}

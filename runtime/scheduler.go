@@ -36,6 +36,7 @@ type Scheduler struct {
 	inflightJobs    map[string]struct{}     // job ids running here
 	unknownJobTypes onceSet                 // job types seen that this process lacks (dispatch goroutine only)
 	ignored         map[string]int64        // due members this process cannot run, by score
+	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
 	running         sync.WaitGroup
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc
