@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+// sleeperJob is a job type that runs for a while, so a fault can hit it
+// mid-run.
+type sleeperJob struct {
+	Sleep time.Duration `json:"sleep"`
+}
+
+// sleeperSpans receives the spans of sleeper jobs, by test (the job's
+// registered name is the test's name).
+var sleeperSpans = newSpanLog()
+
+func (j sleeperJob) Handle(ctx context.Context) error { return sleeperSpans.run(ctx, j.Sleep) }
+
+// faultRig is two schedulers on one private server, running an every:1s
+// task (tick), a non-concurrent every:1s task that runs for 2.5s (slow)
+// and a 3s job (sleeper), for tests that break Redis under them.
+type faultRig struct {
+	srv   *redistest.Server
+	sched *Scheduler
+	fires fireLog
+	spans *spanLog
+	logs  *logCapture
+	tick  string
+	slow  string
+	job   string
+}
+
+func newFaultRig(t *testing.T, srv *redistest.Server) *faultRig {
+	t.Helper()
+	r := &faultRig{srv: srv, spans: newSpanLog(), tick: t.Name() + "/tick", slow: t.Name() + "/slow", job: t.Name() + "/sleeper"}
+	behave(t, r.tick, func(ctx context.Context) error { r.fires.add(ctx); return nil })
+	behave(t, r.slow, func(ctx context.Context) error { return r.spans.run(ctx, 2500*time.Millisecond) })
+	reg := registry(t,
+		TaskConfig{Name: r.tick, Expression: "every:1s", New: probeNew(0)},
+		TaskConfig{Name: r.slow, Expression: "every:1s", Timeout: 20 * time.Second, New: probeNew(1)},
+		TaskConfig{Name: r.job, Timeout: 20 * time.Second, New: func() TaskInterface { return new(sleeperJob) }})
+	logs, logger := newLogCapture()
+	r.logs = logs
+	rdb := srv.Client(t)
+	r.sched, _ = runScheduler(t, rdb, reg, WithLogger(logger))
+	runScheduler(t, rdb, reg, WithLogger(logger))
+	return r
+}
+
+// startFaultLoad waits until the slow task and the sleeper job both run,
+// so the fault hits them mid-run.
+func (r *faultRig) startFaultLoad(t *testing.T) {
+	t.Helper()
+	rdb := r.srv.Client(t)
+	if _, err := NewClient(rdb, nil).EnqueueRaw(context.Background(), r.job, []byte(`{"sleep":3000000000}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the slow task and the sleeper job to run", func() bool {
+		r.spans.mu.Lock()
+		slow := r.spans.running[r.slow]
+		r.spans.mu.Unlock()
+		sleeperSpans.mu.Lock()
+		job := sleeperSpans.running[r.job]
+		sleeperSpans.mu.Unlock()
+		return slow > 0 && job > 0 && len(r.fires.snapshot()) >= 2
+	})
+}
+
+// check waits until the tick fires after recovered and the slow task ran
+// again, then checks the guarantees: no instant fired twice, no two runs of
+// the slow task overlapped, the sleeper job ran once. It returns the time
+// from recovered to the first fire after it, and the tick's missed
+// instants.
+func (r *faultRig) check(t *testing.T, fault string, recovered time.Time) (time.Duration, int) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "a fire after "+fault, func() bool {
+		return !firstStartAfter(r.fires.snapshot(), recovered).IsZero()
+	})
+	first := firstStartAfter(r.fires.snapshot(), recovered)
+	waitFor(t, 20*time.Second, "a run of the slow task after "+fault, func() bool {
+		for _, sp := range r.spans.snapshot() {
+			if sp.start.After(recovered) {
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, 20*time.Second, "the sleeper job to end", func() bool {
+		return len(spansOf(sleeperSpans, r.job)) >= 1
+	})
+	time.Sleep(1500 * time.Millisecond)
+	fires := r.fires.snapshot()
+	after := 0
+	for _, f := range fires {
+		if f.start.After(recovered) {
+			after++
+		}
+	}
+	if after < 2 {
+		t.Errorf("%s: %d fires after recovery, want the task to keep firing", fault, after)
+	}
+	for _, task := range []string{r.tick, r.slow} {
+		if hget(t, r.srv.Client(t), task, "expression") == "" {
+			t.Errorf("%s: task %s is gone from Redis", fault, task)
+		}
+	}
+	if d := duplicates(fires); len(d) > 0 {
+		t.Errorf("%s: instants fired more than once: %v", fault, d)
+	}
+	if o := r.spans.overlaps(); len(o) > 0 {
+		t.Errorf("%s: runs of the non-concurrent task overlapped: %v", fault, o)
+	}
+	if n := len(spansOf(sleeperSpans, r.job)); n != 1 {
+		t.Errorf("%s: the job running during the fault ran %d times, want once", fault, n)
+	}
+	return first.Sub(recovered), missed(fires)
+}
+
+// spansOf returns l's spans of task.
+func spansOf(l *spanLog, task string) []span {
+	var out []span
+	for _, sp := range l.snapshot() {
+		if sp.task == task {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// noAbandoned fails t when a run was recorded abandoned: no process died,
+// so a Redis outage must not be mistaken for dead processes.
+func (r *faultRig) noAbandoned(t *testing.T, fault string) {
+	t.Helper()
+	if oc := historyOutcomes(t, r.sched, r.slow); oc[OutcomeAbandoned] > 0 {
+		t.Errorf("%s: %d runs recorded abandoned though every process lived (history %v)", fault, oc[OutcomeAbandoned], oc)
+	}
+	if l := r.logs.lines("run abandoned"); len(l) > 0 {
+		t.Errorf("%s: logged %s", fault, strings.Join(l, "\n"))
+	}
+	if l := r.logs.lines("job delivered again"); len(l) > 0 {
+		t.Errorf("%s: logged %s", fault, strings.Join(l, "\n"))
+	}
+}
+
+// TestFaultRedisRestartedEmpty kills Redis (no persistence) while a
+// non-concurrent task and a job run, and starts it again empty: the
+// schedulers notice, register their tasks again and keep firing; nothing
+// fires twice and the task's runs never overlap, though its lock was lost.
+func TestFaultRedisRestartedEmpty(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	r := newFaultRig(t, srv)
+	r.startFaultLoad(t)
+	srv.Kill()
+	srv.Restart(t)
+	restarted := time.Now()
+	rec, miss := r.check(t, "Redis restarted empty", restarted)
+	r.logs.expectLog(t, "namespace data is gone")
+	t.Logf("Redis restarted empty: first fire %v after the restart; %d instants missed; 0 duplicates, 0 overlaps",
+		rec.Round(time.Millisecond), miss)
+}
+
+// TestFaultRedisRestartedWithAOF kills Redis (appendfsync always) while a
+// non-concurrent task and a job run, keeps it down for 2s (twice the
+// process TTL) and starts it again from its AOF: firing resumes, nothing
+// fires twice, the runs in progress are neither abandoned nor delivered
+// again, and the outage is logged.
+func TestFaultRedisRestartedWithAOF(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.WithAOF())
+	r := newFaultRig(t, srv)
+	r.startFaultLoad(t)
+	srv.Kill()
+	down := time.Now()
+	time.Sleep(2 * time.Second)
+	srv.Restart(t)
+	restarted := time.Now()
+	rec, miss := r.check(t, "Redis restarted with AOF", restarted)
+	r.noAbandoned(t, "Redis restarted with AOF")
+	r.logs.expectLog(t, "Redis answers again after an outage or a stall")
+	t.Logf("Redis down %v, restarted with AOF: first fire %v after the restart; %d instants missed; 0 duplicates, 0 overlaps",
+		restarted.Sub(down).Round(time.Millisecond), rec.Round(time.Millisecond), miss)
+}
+
+// TestFaultRedisPaused stops Redis (SIGSTOP) for 4s, longer than the
+// process TTL (1s), the job lease (2s) and go-redis's read timeout (3s),
+// while a non-concurrent task and a job run: after SIGCONT nothing fires
+// twice, the runs in progress are neither abandoned nor delivered again,
+// and the stall is logged.
+func TestFaultRedisPaused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	r := newFaultRig(t, srv)
+	r.startFaultLoad(t)
+	srv.Pause()
+	time.Sleep(4 * time.Second)
+	srv.Resume()
+	resumed := time.Now()
+	rec, miss := r.check(t, "Redis paused", resumed)
+	r.noAbandoned(t, "Redis paused")
+	r.logs.expectLog(t, "Redis answers again after an outage or a stall")
+	t.Logf("Redis paused 4s: first fire %v after SIGCONT; %d instants missed; 0 duplicates, 0 overlaps",
+		rec.Round(time.Millisecond), miss)
+}
