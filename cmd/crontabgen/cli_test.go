@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -234,4 +236,34 @@ func codeBlocks(md string) []string {
 		}
 	}
 	return blocks
+}
+
+// TestGoGenerateAndGoTool runs the generator the two documented ways, in
+// a fixture module: go generate on its //go:generate go run line, and go
+// tool once the module declares crontabgen as a tool.
+func TestGoGenerateAndGoTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds crontabgen twice")
+	}
+	dir := copyCase(t, "basic")
+	goCmd(t, dir, "generate", "./...")
+	got, err := os.ReadFile(filepath.Join(dir, "crontab_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "basic", "want", "crontab_gen.go"))
+	if !bytes.Equal(got, want) {
+		t.Errorf("go generate: output differs from the golden:\n%s", got)
+	}
+
+	goCmd(t, dir, "get", "-tool", "github.com/gocrontab/crontab/cmd/crontabgen")
+	goCmd(t, dir, "tool", "crontabgen", "-check")
+	os.WriteFile(filepath.Join(dir, "crontab_gen.go"), []byte("package basic\n"), 0o644)
+	cmd := exec.Command("go", "tool", "crontabgen", "-check")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "crontab_gen.go is stale: run go generate") {
+		t.Errorf("go tool crontabgen -check on a stale file: %v\n%s", err, out)
+	}
 }
