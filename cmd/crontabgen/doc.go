@@ -91,7 +91,9 @@
 //	concurrent  true or false (default): whether a fire may start while the
 //	            previous run of the task still runs; when false it is
 //	            skipped and recorded.
-//	tz          the IANA zone the schedule is computed in, default UTC.
+//	tz          the IANA zone the schedule is computed in, default UTC. It
+//	            must load (time.LoadLocation) here and wherever the
+//	            scheduler runs; import time/tzdata to embed the database.
 //	misfire     once (default) or skip, for scheduled tasks: after
 //	            downtime, fire one catch-up run, or skip missed instants.
 //	retries     0 (default) to 100, for job types: extra attempts of a

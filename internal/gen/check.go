@@ -89,26 +89,26 @@ func (g *generator) checkDirective(t *task) {
 		return
 	}
 	t.dir = d
-	ok := true
-	loc, err := g.location(d.TZ)
-	switch {
-	case err != nil:
-		g.errs.add(g.valuePos(t, "tz"), "tz %q: %v", d.TZ, err)
-		loc, ok = time.UTC, false
-	}
-	if d.Expression != "" {
-		if _, err := crontab.Parse(d.Expression, loc); err != nil {
-			g.errs.add(g.valuePos(t, "expression"), "invalid expression %q: %v", d.Expression, err)
-			ok = false
-		}
-	}
-	if !ok {
+	// The runtime is the judge: a Registry validates the config exactly as
+	// the generated Register will. Only when it refuses, find the part at
+	// fault, with the same parsers, to point at it.
+	r := crontab.NewRegistry()
+	err = r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} }))
+	if err == nil {
 		return
 	}
-	// The runtime validates every field again at Register; make sure it
-	// accepts what the directive allowed.
-	r := crontab.NewRegistry()
-	if err := r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} })); err != nil {
+	loc, zerr := g.location(d.TZ)
+	if zerr != nil {
+		g.errs.add(g.valuePos(t, "tz"), "tz %q: %v", d.TZ, zerr)
+		loc = time.UTC
+	}
+	if d.Expression != "" {
+		if _, perr := crontab.Parse(d.Expression, loc); perr != nil {
+			g.errs.add(g.valuePos(t, "expression"), "invalid expression %q: %v", d.Expression, perr)
+			return
+		}
+	}
+	if zerr == nil {
 		g.errs.add(g.commentPos(t.comment, 0), "the runtime rejects this task: %v", err)
 	}
 }
