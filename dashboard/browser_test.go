@@ -147,11 +147,12 @@ func startDriver(t *testing.T, driver, browser string) *webDriver {
 	var log bytes.Buffer
 	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port), "--allowed-ips=127.0.0.1")
 	cmd.Stdout, cmd.Stderr = &log, &log
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		killGroup(cmd)
 		cmd.Wait()
 		if t.Failed() {
 			t.Logf("chromedriver log:\n%s", log.String())
