@@ -97,4 +97,3 @@ func fromMS(v int64) time.Time {
 	}
 	return time.UnixMilli(v)
 }
-
