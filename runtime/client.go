@@ -110,12 +110,12 @@ func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMe
 	if err != nil {
 		return "", err
 	}
-	due, err := enqueueScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()},
-		id, env, ms(o.at), o.delay.Milliseconds(), c.keys.wake()).Int64()
+	res, err := enqueueScript.Run(ctx, c.rdb, c.enqueueKeys(), c.keys.wake(), 1,
+		id, env, ms(o.at), o.delay.Milliseconds(), boolArg(o.id != "")).Int64Slice()
 	if err != nil {
 		return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
 	}
-	if due < 0 {
+	if len(res) != 1 || res[0] < 0 {
 		return id, fmt.Errorf("crontab: enqueue %q: id %q: %w", name, id, ErrDuplicate)
 	}
 	return id, nil
@@ -189,23 +189,42 @@ func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) 
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
 	}
-	keys := []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()}
+	// One script call per enqueueBatch jobs, all in one pipeline.
+	keys := c.enqueueKeys()
 	cmds, err := pipelined(ctx, c.rdb, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
-		cmds := make([]*redis.Cmd, len(jobs))
-		for i := range jobs {
-			cmds[i] = enqueueScript.EvalSha(ctx, pipe, keys, ids[i], envs[i], ms(os[i].at), os[i].delay.Milliseconds(), c.keys.wake())
+		var cmds []*redis.Cmd
+		for lo := 0; lo < len(jobs); lo += enqueueBatch {
+			hi := min(lo+enqueueBatch, len(jobs))
+			args := make([]any, 0, 2+5*(hi-lo))
+			args = append(args, c.keys.wake(), hi-lo)
+			for i := lo; i < hi; i++ {
+				args = append(args, ids[i], envs[i], ms(os[i].at), os[i].delay.Milliseconds(), boolArg(os[i].id != ""))
+			}
+			cmds = append(cmds, enqueueScript.EvalSha(ctx, pipe, keys, args...))
 		}
 		return cmds
 	})
 	if err != nil {
 		return nil, fmt.Errorf("crontab: enqueue many: %w", err)
 	}
-	for i, cmd := range cmds {
-		if due, _ := cmd.Int64(); due < 0 {
-			return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
+	for b, cmd := range cmds {
+		dues, _ := cmd.Int64Slice()
+		for k, due := range dues {
+			if i := b*enqueueBatch + k; due < 0 {
+				return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
+			}
 		}
 	}
 	return ids, nil
+}
+
+// enqueueBatch is how many jobs one enqueue script call takes: large enough
+// to amortise the call, small enough to keep each call well under a
+// millisecond of Redis time.
+const enqueueBatch = 500
+
+func (c *Client) enqueueKeys() []string {
+	return []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()}
 }
 
 // Cancel removes a pending job, so it never runs. It returns an error

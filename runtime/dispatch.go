@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -29,6 +31,7 @@ type fire struct {
 // wake channel, and never sleeps longer than the max-sleep option.
 func (s *Scheduler) dispatch(ctx context.Context) {
 	backoff := 10 * time.Millisecond
+	var heads queueHeads
 	for ctx.Err() == nil {
 		// Claim no more than there are free workers, so a claimed fire
 		// starts at once.
@@ -36,8 +39,14 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 		if free == 0 {
 			return
 		}
-		wait, err := s.claim(ctx, free)
+		select {
+		case <-s.wakeCh:
+			heads = queueHeads{}
+		default:
+		}
+		wait, err := s.claim(ctx, free, &heads)
 		if err != nil {
+			heads = queueHeads{}
 			if ctx.Err() != nil {
 				return
 			}
@@ -56,9 +65,46 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 		case <-ctx.Done():
 		case <-timer.C:
 		case <-s.wakeCh:
+			heads = queueHeads{}
 		}
 		timer.Stop()
 	}
+}
+
+// queueHeads is what the dispatch loop knows, between claims, of when the
+// heads of the task queue and of the job queue are due, so that a claim asks
+// Redis only about a queue whose head is due (one round trip per claim
+// instead of two). A message on the wake channel forgets both; so does
+// max-sleep passing, so nothing depends on a message arriving.
+type queueHeads struct {
+	task, job queueHead
+	// ahead holds the tasks due at task.next, read and prepared before
+	// their instant, so that at the instant one round trip (the claim
+	// script) starts them.
+	ahead *aheadFires
+}
+
+// aheadFires are prepared fires of one instant.
+type aheadFires struct {
+	at    int64     // the instant, unix ms
+	read  time.Time // when the task hashes were read (server time)
+	fires []*fire
+}
+
+// maxAheadAge bounds how old the task state behind prepared fires may be
+// when they fire: run-time changes of a task's type or parameters reach
+// every scheduler within a second (see TaskSpec), and a fire prepared
+// earlier than that is prepared again.
+const maxAheadAge = time.Second
+
+type queueHead struct {
+	next int64     // unix ms of the head; -1: the queue is empty; 0: unknown, or more is due now
+	read time.Time // when next was read (server time)
+}
+
+// fresh reports whether the head is known, not due at now, and recent.
+func (h queueHead) fresh(now time.Time, maxSleep time.Duration) bool {
+	return h.next != 0 && (h.next < 0 || h.next > ms(now)) && now.Sub(h.read) < maxSleep
 }
 
 // acquireSlots takes every free worker slot, waiting for at least one, and
@@ -88,37 +134,67 @@ func (s *Scheduler) releaseSlots(n int) {
 	}
 }
 
-// claim claims up to limit due tasks and jobs and starts their handlers.
-// It returns how long to sleep before the next claim: 0 to claim again at
-// once.
-func (s *Scheduler) claim(ctx context.Context, limit int) (wait time.Duration, err error) {
+// claim claims up to limit due tasks and jobs and starts their handlers,
+// tasks first. It returns how long to sleep before the next claim: 0 to
+// claim again at once.
+func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wait time.Duration, err error) {
 	used := 0
 	defer func() { s.releaseSlots(limit - used) }()
 
 	now := s.clock.Now()
-	taskWait, started, err := s.claimTasks(ctx, now, limit)
-	used += started
-	if err != nil || taskWait == 0 {
-		return taskWait, err
+	if !heads.task.fresh(now, s.opts.maxSleep) {
+		ahead := heads.ahead
+		heads.ahead = nil
+		var next int64
+		var started int
+		var tied []string
+		if ahead.ready(now, heads.task.next) {
+			started, err = s.fireAhead(ctx, now, ahead, limit)
+		} else {
+			next, started, tied, err = s.claimTasks(ctx, now, limit)
+		}
+		used += started
+		heads.task = queueHead{next: next, read: now}
+		if err != nil || next == 0 {
+			return 0, err
+		}
+		if len(tied) > 0 && time.UnixMilli(next).Sub(now) < maxAheadAge {
+			fires, err := s.prepare(ctx, now, tied)
+			if err != nil {
+				return 0, err
+			}
+			fires = slices.DeleteFunc(fires, func(f *fire) bool { return f.state.nextRun != next })
+			heads.ahead = &aheadFires{at: next, read: now, fires: fires}
+		}
 	}
-	jobWait, started, err := s.claimJobs(ctx, now, limit-used)
-	used += started
-	if err != nil {
-		return 0, err
+	if !heads.job.fresh(now, s.opts.maxSleep) {
+		next, started, err := s.claimJobs(ctx, limit-used)
+		used += started
+		heads.job = queueHead{next: next, read: now}
+		if err != nil || next == 0 {
+			return 0, err
+		}
 	}
-	return min(taskWait, jobWait), nil
+	next := heads.task.next
+	if next < 0 || (heads.job.next > 0 && heads.job.next < next) {
+		next = heads.job.next
+	}
+	return s.sleepFor(now, next), nil
 }
 
-// claimTasks claims up to limit due tasks. It returns the sleep before the
-// next task is due (0 when there may be more due now) and how many runs it
-// started.
-func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (time.Duration, int, error) {
+// claimTasks claims up to limit due tasks. It returns the due time (unix
+// ms) of the next task: 0 when there may be more due now, -1 when the queue
+// is empty; how many runs it started; and, when nothing was due, the tasks
+// it saw due at that next time (up to limit), to be prepared ahead.
+func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, []string, error) {
 	nowMS := ms(now)
-	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(limit+s.ignoredCount())-1).Result()
+	// Read up to a batch, even with fewer free workers, so that the tasks
+	// due next are seen for preparing ahead.
+	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(max(limit, s.opts.batch)+s.ignoredCount())-1).Result()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	var due []string
+	var due, tied []string
 	nextMS := int64(-1)
 	for _, z := range head {
 		member, _ := z.Member.(string)
@@ -127,30 +203,65 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (t
 			continue
 		}
 		if score > nowMS {
-			nextMS = score
-			break
+			if nextMS < 0 {
+				nextMS = score
+			}
+			if score != nextMS {
+				break
+			}
+			tied = append(tied, member)
+			continue
 		}
 		if len(due) < limit {
 			due = append(due, member)
 		}
 	}
 	if len(due) == 0 {
-		return s.sleepFor(now, nextMS), 0, nil
+		return nextMS, 0, tied, nil
 	}
 	fires, err := s.prepare(ctx, now, due)
 	if err != nil || len(fires) == 0 {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	started, early, err := s.advance(ctx, fires)
 	if err != nil {
-		return 0, started, err
+		return 0, started, nil, err
 	}
 	if early {
 		// Our clock estimate ran ahead of the server's: resync, retry soon.
 		_ = s.clock.Sync(ctx, 3)
-		return time.Millisecond, started, nil
+		return nowMS + 1, started, nil, nil
 	}
-	return 0, started, nil
+	return 0, started, nil, nil
+}
+
+// ready reports whether prepared fires can be claimed at now: they are of
+// the head's instant, which is due, recent enough for the misfire policy
+// not to apply, and their state is fresh.
+func (a *aheadFires) ready(now time.Time, head int64) bool {
+	return a != nil && a.at == head && head <= ms(now) && now.Sub(time.UnixMilli(head)) < misfireThreshold &&
+		now.Sub(a.read) < maxAheadAge
+}
+
+// fireAhead claims up to limit prepared fires with one call of the claim
+// script. When more are prepared than it may start, it picks them at
+// random, so that processes waking at the same instant mostly claim
+// different tasks instead of contending for the same ones; the rest are
+// claimed by the next round.
+func (s *Scheduler) fireAhead(ctx context.Context, now time.Time, a *aheadFires, limit int) (int, error) {
+	fires := a.fires
+	if len(fires) > limit {
+		rand.Shuffle(len(fires), func(i, j int) { fires[i], fires[j] = fires[j], fires[i] })
+		fires = fires[:limit]
+	}
+	for _, f := range fires {
+		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, ms(now))
+	}
+	started, early, err := s.advance(ctx, fires)
+	if early && err == nil {
+		_ = s.clock.Sync(ctx, 3)
+	}
+	return started, err
 }
 
 // sleepFor returns how long to sleep until the head at nextMS is due,

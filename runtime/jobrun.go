@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,9 +25,9 @@ type jobRun struct {
 }
 
 // claimJobs claims up to limit due jobs and starts their handlers. It
-// returns the sleep before the next job is due (0 when there may be more
-// due now) and how many it started.
-func (s *Scheduler) claimJobs(ctx context.Context, now time.Time, limit int) (time.Duration, int, error) {
+// returns the due time (unix ms) of the next job: 0 when there may be more
+// due now, -1 when the queue is empty; and how many it started.
+func (s *Scheduler) claimJobs(ctx context.Context, limit int) (int64, int, error) {
 	if limit <= 0 {
 		return 0, 0, nil
 	}
@@ -42,16 +44,7 @@ func (s *Scheduler) claimJobs(ctx context.Context, now time.Time, limit int) (ti
 		attempt, _ := res[i+2].(int64)
 		raw, _ := res[i+3].(string)
 		due, _ := strconv.ParseFloat(dueStr, 64)
-		j := &jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw}
-		if err := json.Unmarshal([]byte(raw), &j.env); err != nil || j.env.Task == "" {
-			s.deadJob(ctx, j, fmt.Errorf("bad job envelope %q: %v", truncate(raw, 200), err))
-			continue
-		}
-		if j.reg = s.reg.lookup(j.env.Task); j.reg == nil {
-			s.releaseJob(ctx, j)
-			continue
-		}
-		s.startJob(j)
+		s.startJob(&jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw})
 		started++
 	}
 	claimed := (len(res) - 1) / 4
@@ -61,34 +54,79 @@ func (s *Scheduler) claimJobs(ctx context.Context, now time.Time, limit int) (ti
 	next := int64(-1)
 	if f, ok := res[0].(string); ok {
 		v, _ := strconv.ParseFloat(f, 64)
-		next = int64(v)
+		next = max(int64(v), 1)
 	}
-	return s.sleepFor(now, next), started, nil
+	return next, started, nil
 }
 
 // jobLease is how long a claimed job stays with its process without a
 // renewal; maintenance renews it every heartbeat.
 func (s *Scheduler) jobLease() time.Duration { return 2 * s.opts.processTTL }
 
-// startJob runs j on a worker; the dispatch loop holds its slot.
+// jobRunner is the job side of a Scheduler: idle job goroutines and the
+// queue of acks.
+type jobRunner struct {
+	idle chan *jobRun // unbuffered: a send succeeds when a goroutine is idle
+	acks ackQueue
+}
+
+// jobGoroutineIdle is how long a job goroutine waits for the next job
+// before it exits. Reusing goroutines keeps their grown stacks: a new one
+// per job spends more time growing its stack than running a small handler.
+const jobGoroutineIdle = time.Second
+
+// startJob runs j on an idle job goroutine, or a new one; the dispatch loop
+// holds a worker slot for it.
 func (s *Scheduler) startJob(j *jobRun) {
 	s.mu.Lock()
 	s.inflightJobs[j.id] = struct{}{}
+	if s.jobs.idle == nil {
+		s.jobs.idle = make(chan *jobRun)
+	}
+	idle := s.jobs.idle
 	s.mu.Unlock()
 	s.running.Add(1)
-	go func() {
-		defer s.running.Done()
-		defer func() { s.slots <- struct{}{} }()
-		s.executeJob(j)
-		s.mu.Lock()
-		delete(s.inflightJobs, j.id)
-		s.mu.Unlock()
-	}()
+	select {
+	case idle <- j:
+	default:
+		go s.jobGoroutine(j, idle)
+	}
 }
 
-// executeJob decodes and runs one job, then acks it: done, retried with
-// backoff, or dead-lettered.
+// jobGoroutine runs j, then the jobs handed to it while idle, until it has
+// been idle for jobGoroutineIdle or the scheduler stopped.
+func (s *Scheduler) jobGoroutine(j *jobRun, idle chan *jobRun) {
+	timer := time.NewTimer(jobGoroutineIdle)
+	defer timer.Stop()
+	for {
+		s.executeJob(j)
+		s.running.Done()
+		timer.Reset(jobGoroutineIdle)
+		select {
+		case j = <-idle:
+		case <-timer.C:
+			return
+		case <-s.runCtx.Done():
+			return
+		}
+	}
+}
+
+// executeJob decodes and runs one job, gives its worker back, and acks it
+// (done, retried with backoff, or dead-lettered) in the next batch of acks.
+// The job stays in flight here, its lease renewed, until the ack is
+// written; hooks and listeners are told after that. A job whose envelope
+// does not decode is dead-lettered; one whose type this process lacks is
+// put back for another process.
 func (s *Scheduler) executeJob(j *jobRun) {
+	if err := json.Unmarshal([]byte(j.raw), &j.env); err != nil || j.env.Task == "" {
+		s.deadJob(j, fmt.Errorf("bad job envelope %q: %v", truncate(j.raw, 200), err))
+		return
+	}
+	if j.reg = s.reg.lookup(j.env.Task); j.reg == nil {
+		s.releaseJob(j)
+		return
+	}
 	info := RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: s.id}
 	timeout := j.reg.cfg.Timeout
 	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
@@ -124,8 +162,21 @@ func (s *Scheduler) executeJob(j *jobRun) {
 			action = "dead"
 		}
 	}
-	s.ackJob(j, action, due, rec)
+	s.endJob(j, action, due, rec)
 	s.report(ctx, info, start, cost, err)
+}
+
+// endJob gives j's worker slot back, queues its ack and waits until the
+// ack is written; until then j stays in flight here and its lease is
+// renewed.
+func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record) {
+	a := &jobAck{j: j, action: action, due: due, rec: rec, done: make(chan struct{})}
+	s.jobs.acks.add(s, a)
+	s.slots <- struct{}{} // the handler is done: the worker may take the next job
+	<-a.done
+	s.mu.Lock()
+	delete(s.inflightJobs, j.id)
+	s.mu.Unlock()
 }
 
 // backoff is the delay before retry number attempt: exponential from the
@@ -137,36 +188,143 @@ func (s *Scheduler) backoff(attempt int) time.Duration {
 	return d + jitter
 }
 
-// ackJob records the end of a delivery, retrying while Redis is away.
-func (s *Scheduler) ackJob(j *jobRun, action string, due int64, rec Record) {
-	deadEnv := ""
-	if action == "dead" {
-		env := j.env
-		env.Error, env.Failed, env.Attempts = rec.Error, ms(rec.End), j.attempt
-		b, _ := json.Marshal(env)
-		deadEnv = string(b)
+// jobAck is the end of one delivery, waiting to be written.
+type jobAck struct {
+	j      *jobRun
+	action string // ok, retry, dead or release
+	due    int64  // retry or release: when it is due again (unix ms)
+	rec    Record
+	done   chan struct{} // closed once written (or given up on)
+}
+
+// ackQueue batches the acks of finished jobs: one script call writes all
+// the acks queued while the previous call was in flight, so a burst costs
+// Redis one call per batch instead of one per job. A goroutine flushes it
+// while it is not empty.
+type ackQueue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when the queue shrinks
+	pending  []*jobAck
+	flushing bool
+}
+
+// Bounds of the ack queue: a call writes at most maxAckBatch acks, and a
+// worker whose ack would make the queue longer than maxPendingAcks waits,
+// holding its worker slot, which slows claiming down to what Redis acks.
+const (
+	maxAckBatch    = 512
+	maxPendingAcks = 4 * maxAckBatch
+)
+
+// add queues a for the flusher, starting it when idle.
+func (q *ackQueue) add(s *Scheduler, a *jobAck) {
+	q.mu.Lock()
+	if q.cond == nil {
+		q.cond = sync.NewCond(&q.mu)
 	}
+	for len(q.pending) >= maxPendingAcks {
+		q.cond.Wait()
+	}
+	q.pending = append(q.pending, a)
+	start := !q.flushing
+	q.flushing = true
+	q.mu.Unlock()
+	if start {
+		go q.flush(s)
+	}
+}
+
+// flush writes batches until the queue is empty.
+func (q *ackQueue) flush(s *Scheduler) {
+	for {
+		q.mu.Lock()
+		n := min(len(q.pending), maxAckBatch)
+		if n == 0 {
+			q.flushing = false
+			q.mu.Unlock()
+			return
+		}
+		batch := make([]*jobAck, n)
+		copy(batch, q.pending)
+		q.pending = append(q.pending[:0], q.pending[n:]...)
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		s.writeAcks(batch)
+		for _, a := range batch {
+			close(a.done)
+		}
+	}
+}
+
+// writeAcks writes a batch of acks in one script call, retrying while Redis
+// is away (for up to 30s; after that the jobs are delivered again when their
+// leases expire). Of each type's history only the newest records that the
+// history keeps are sent.
+func (s *Scheduler) writeAcks(batch []*jobAck) {
 	keys := []string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.inflight(), s.keys.owners(),
-		s.keys.dead(), s.keys.deadData(), s.keys.stats(), s.keys.history(j.env.Task)}
-	args := []any{j.id, s.id, action, due, deadEnv, s.opts.deadLetters, j.env.Task, rec.encode(),
-		s.opts.historyLen, s.opts.historyAge.Milliseconds()}
+		s.keys.dead(), s.keys.deadData(), s.keys.stats()}
+	typeIndex := map[string]int{}
+	var types []any
+	recorded := map[string]int{} // per type: acks that leave a history record
+	for _, a := range batch {
+		t := a.j.env.Task
+		if _, ok := typeIndex[t]; !ok {
+			types = append(types, t)
+			typeIndex[t] = len(types)
+			keys = append(keys, s.keys.history(t))
+		}
+		if a.action != "release" {
+			recorded[t]++
+		}
+	}
+	args := make([]any, 0, 5+6*len(batch)+len(types))
+	args = append(args, s.id, s.opts.deadLetters, s.opts.historyLen, s.opts.historyAge.Milliseconds(), len(batch))
+	for _, a := range batch {
+		t := a.j.env.Task
+		rec := ""
+		if a.action != "release" {
+			// LPUSH then LTRIM keeps the newest historyLen records:
+			// older ones of this batch would be trimmed at once.
+			if recorded[t] <= s.opts.historyLen {
+				rec = a.rec.encode()
+			}
+			recorded[t]--
+		}
+		deadEnv := ""
+		if a.action == "dead" {
+			env := a.j.env
+			env.Error, env.Failed, env.Attempts = a.rec.Error, ms(a.rec.End), a.j.attempt
+			b, _ := json.Marshal(env)
+			deadEnv = string(b)
+		}
+		args = append(args, a.j.id, a.action, a.due, typeIndex[t], rec, deadEnv)
+	}
+	args = append(args, types...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		n, err := ackJobScript.Run(ctx, s.rdb, keys, args...).Int()
-		if err == nil {
-			if n == 0 {
-				s.log.Warn("job delivery was no longer ours (lease expired; delivered again)", "job", j.id, "task", j.env.Task)
+		lost, err := ackJobsScript.Run(ctx, s.rdb, keys, args...).StringSlice()
+		if err == nil || errors.Is(err, redis.Nil) {
+			for _, a := range batch {
+				if a.action == "retry" || a.action == "release" {
+					s.wake() // the job queue has a new entry: look at its head again
+					break
+				}
 			}
-			if action == "dead" {
-				s.log.Error("job failed for good; moved to the dead letters", "job", j.id, "task", j.env.Task,
-					"attempts", j.attempt, "err", rec.Error)
+			for _, id := range lost {
+				s.log.Warn("job delivery was no longer ours (lease expired; delivered again)", "job", id)
+			}
+			for _, a := range batch {
+				if a.action == "dead" && !slices.Contains(lost, a.j.id) {
+					s.log.Error("job failed for good; moved to the dead letters", "job", a.j.id, "task", a.j.env.Task,
+						"attempts", a.j.attempt, "err", a.rec.Error)
+				}
 			}
 			return
 		}
 		if ctx.Err() != nil {
-			s.log.Error("could not ack job; it will be delivered again", "job", j.id, "err", err)
+			s.log.Error("could not ack jobs; they will be delivered again", "jobs", len(batch), "err", err)
 			return
 		}
 		time.Sleep(backoff)
@@ -176,27 +334,23 @@ func (s *Scheduler) ackJob(j *jobRun, action string, due int64, rec Record) {
 
 // releaseJob puts back a job whose type this process lacks, a little
 // later, for a process that has it. It is never dropped.
-func (s *Scheduler) releaseJob(ctx context.Context, j *jobRun) {
-	if s.unknownJobTypes.seen(j.env.Task) {
+func (s *Scheduler) releaseJob(j *jobRun) {
+	s.mu.Lock()
+	first := s.unknownJobTypes.seen(j.env.Task)
+	s.mu.Unlock()
+	if first {
 		s.log.Warn("job type not registered in this process; left for a process that has it",
 			"job", j.id, "task", j.env.Task)
 	}
-	due := ms(s.clock.Now().Add(s.opts.maxSleep * 5))
-	err := ackJobScript.Run(ctx, s.rdb,
-		[]string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.inflight(), s.keys.owners(),
-			s.keys.dead(), s.keys.deadData(), s.keys.stats(), s.keys.history(j.env.Task)},
-		j.id, s.id, "release", due, "", 0, j.env.Task, "", 0, 0).Err()
-	if err != nil {
-		s.log.Warn("could not put back a job of an unknown type; its lease will", "job", j.id, "err", err)
-	}
+	s.endJob(j, "release", ms(s.clock.Now().Add(s.opts.maxSleep*5)), Record{})
 }
 
 // deadJob dead-letters a job that can never run (a corrupt envelope).
-func (s *Scheduler) deadJob(ctx context.Context, j *jobRun, err error) {
+func (s *Scheduler) deadJob(j *jobRun, err error) {
 	s.log.Error("bad job data; moved to the dead letters", "job", j.id, "err", err)
 	j.env = envelope{Task: "?", Payload: json.RawMessage(strconv.Quote(j.raw))}
 	now := s.clock.Now()
-	s.ackJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
+	s.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
 		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt})
 }
 

@@ -34,9 +34,10 @@ type Scheduler struct {
 	mu              sync.Mutex
 	inflight        map[string]*inflightRun // by run id
 	inflightJobs    map[string]struct{}     // job ids running here
-	unknownJobTypes onceSet                 // job types seen that this process lacks (dispatch goroutine only)
+	unknownJobTypes onceSet                 // job types seen that this process lacks
 	ignored         map[string]int64        // due members this process cannot run, by score
 	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
+	jobs            jobRunner               // idle job goroutines, batched acks (jobrun.go)
 	running         sync.WaitGroup
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc
