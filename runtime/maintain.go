@@ -22,11 +22,16 @@ func (s *Scheduler) maintain(ctx context.Context) {
 	lastSync := time.Now()
 	lastForget := time.Now()
 	var contact redisContact
+	lastQuarantine := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if time.Since(lastQuarantine) > 10*s.opts.heartbeat {
+			lastQuarantine = time.Now()
+			s.quarantine(ctx)
 		}
 		beat := time.Now()
 		if err := s.heartbeat(ctx); err != nil && ctx.Err() == nil {

@@ -91,6 +91,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.start = s.clock.Now()
+	s.quarantine(ctx)
 	if err := s.heartbeat(ctx); err != nil {
 		return fmt.Errorf("crontab: heartbeat: %w", err)
 	}
