@@ -283,11 +283,15 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 		}
 		return cmds
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, redis.Nil) && !isReplyError(err) {
 		return nil, err
 	}
 	fires := make([]*fire, 0, len(due))
 	for i, m := range due {
+		if err := cmds[i].Err(); err != nil && !errors.Is(err, redis.Nil) {
+			s.ignore(m, "bad task data; skipped", err) // not a hash: WRONGTYPE
+			continue
+		}
 		st, err := parseTaskState(m, cmds[i].Val())
 		if err != nil {
 			s.ignore(m, "bad task data; skipped", err)

@@ -182,7 +182,7 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		}
 		return cmds
 	})
-	if err != nil && err != redis.Nil {
+	if err != nil && err != redis.Nil && !isReplyError(err) {
 		return err
 	}
 	beats, err := s.rdb.ZRangeWithScores(ctx, s.keys.processes(), 0, -1).Result()
@@ -195,7 +195,10 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		alive[b.Member.(string)] = b.Score >= deadline
 	}
 	for i, id := range ids {
-		lease, _ := leases[i].Result()
+		lease, err := leases[i].Result()
+		if isReplyError(err) {
+			continue // a foreign value where the lease should be
+		}
 		var l struct {
 			Process string `json:"process"`
 			Task    string `json:"task"`
@@ -267,13 +270,16 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		}
 		return ps
 	})
-	if err != nil && err != redis.Nil {
+	if err != nil && err != redis.Nil && !isReplyError(err) {
 		return err
 	}
 	now := s.clock.Now()
 	for i, m := range members {
 		if probes[i].score.Err() == nil {
 			continue // queued
+		}
+		if isReplyError(probes[i].state.Err()) {
+			continue // not a hash: the dispatcher logs it when it is due
 		}
 		vals := probes[i].state.Val()
 		if allNil(vals) {

@@ -14,8 +14,16 @@ local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
 
 // luaHistory is the prelude that defines push_history(key, record, limit,
 // age_ms): LPUSH the record, trim to limit, drop records older than age from
-// the tail and let the whole list expire after age without writes.
+// the tail and let the whole list expire after age without writes. It also
+// defines incr(key, field, n), an HINCRBY that resets a counter holding
+// garbage to n instead of failing the script: a script that fails half way
+// keeps its earlier writes (Redis does not roll back), so one corrupt
+// counter must not stop the claims of every other task.
 const luaHistory = `
+local function incr(key, field, n)
+  local r = redis.pcall('HINCRBY', key, field, n)
+  if type(r) == 'table' and r.err then redis.pcall('HSET', key, field, n) end
+end
 local function push_history(key, record, limit, age)
   redis.call('LPUSH', key, record)
   redis.call('LTRIM', key, 0, limit - 1)
@@ -84,9 +92,11 @@ local n = (#KEYS - 2) / 4
 for i = 0, n - 1 do
   local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
   local member, fire, nxt, mode, runid, lease = ARGV[4 + 6*i], ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i]
-  local h = redis.call('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
+  local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
   local res
-  if not h[1] then
+  if h.err then
+    res = 'bad' -- not a hash: left alone (the caller skips it when it reads the task)
+  elseif not h[1] then
     redis.call('ZREM', KEYS[1], member)
     res = 'missing'
   elseif h[1] ~= fire then
@@ -105,12 +115,12 @@ for i = 0, n - 1 do
     end
     redis.call('HSET', task, 'next_run', nxt)
     local function skip(reason)
-      redis.call('HINCRBY', task, 'skips', 1)
+      incr(task, 'skips', 1)
       push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
         outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
     end
     if h[2] ~= 'active' then
-      redis.call('HINCRBY', task, 'skips', 1)
+      incr(task, 'skips', 1)
       res = 'paused'
     elseif mode == 'skip' then
       skip('misfire: missed while no scheduler ran')
@@ -150,8 +160,8 @@ redis.call('DEL', KEYS[4])
 if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HSET', KEYS[1], 'last_result', ARGV[3], 'last_error', ARGV[4], 'last_duration', ARGV[5])
-  redis.call('HINCRBY', KEYS[1], 'runs', 1)
-  if ARGV[3] ~= 'ok' then redis.call('HINCRBY', KEYS[1], 'failures', 1) end
+  incr(KEYS[1], 'runs', 1)
+  if ARGV[3] ~= 'ok' then incr(KEYS[1], 'failures', 1) end
   if ARGV[9] == '1' and tonumber(redis.call('HGET', KEYS[1], 'next_run')) == 0 then
     redis.call('DEL', KEYS[1])
     redis.call('ZREM', KEYS[6], ARGV[10])
@@ -198,8 +208,8 @@ redis.call('DEL', KEYS[2])
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run')
-  redis.call('HINCRBY', KEYS[4], 'runs', 1)
-  redis.call('HINCRBY', KEYS[4], 'failures', 1)
+  incr(KEYS[4], 'runs', 1)
+  incr(KEYS[4], 'failures', 1)
 end
 push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
 return 1
