@@ -352,7 +352,10 @@ func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, ea
 	for i, r := range res {
 		f := fires[i]
 		switch r {
-		case "fire":
+		case "fire", "fire-foreign-lock":
+			if r == "fire-foreign-lock" {
+				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.lock(f.state.member))
+			}
 			s.startRun(f)
 			started++
 		case "early":

@@ -84,8 +84,9 @@ return changed
 // KEYS: queue, running, then per candidate: task, lock, run, history
 // ARGV: process, history_limit, history_age_ms, then per candidate:
 // member, fire, next, mode ("run" or "skip"), run_id, lease_json
-// Returns one status string per candidate: fire, stale, early, missing,
-// disabled, paused, misfire, locked.
+// Returns one status string per candidate: fire, fire-foreign-lock (it
+// replaced a lock without expiry), stale, early, missing, disabled, paused,
+// misfire, locked, bad (the task key is not a hash).
 var advanceScript = redis.NewScript(luaNow + luaHistory + `
 local out = {}
 local n = (#KEYS - 2) / 4
@@ -127,9 +128,15 @@ for i = 0, n - 1 do
       res = 'misfire'
     else
       local timeout = tonumber(h[4]) or 300000
-      local got = true
+      local got, foreign = true, false
       if h[3] ~= '1' then
         got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
+        if not got and redis.call('PTTL', lock) == -1 then
+          -- A lock without expiry (or not a string) is nobody's: every
+          -- scheduler's lock expires. Replace it rather than skip forever.
+          redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
+          got, foreign = true, true
+        end
       end
       if not got then
         skip('previous run still running')
@@ -138,7 +145,7 @@ for i = 0, n - 1 do
         redis.call('HSET', task, 'last_run', fire)
         redis.call('SADD', KEYS[2], runid)
         redis.call('SET', run, lease, 'PX', timeout)
-        res = 'fire'
+        res = foreign and 'fire-foreign-lock' or 'fire'
       end
     end
   end
@@ -253,7 +260,7 @@ return 1
 // Returns 1 when this process holds the lock.
 var masterScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
-if not cur then
+if not cur or redis.call('PTTL', KEYS[1]) == -1 then -- absent, or foreign (ours expire)
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
