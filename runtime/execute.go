@@ -162,8 +162,11 @@ func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, cost time.Dura
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		err := finishScript.Run(ctx, s.rdb, keys, args...).Err()
+		n, err := finishScript.Run(ctx, s.rdb, keys, args...).Int()
 		if err == nil {
+			if n == 2 {
+				s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.history(m))
+			}
 			return
 		}
 		if ctx.Err() != nil {

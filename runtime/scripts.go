@@ -14,7 +14,9 @@ local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
 
 // luaHistory is the prelude that defines push_history(key, record, limit,
 // age_ms): LPUSH the record, trim to limit, drop records older than age from
-// the tail and let the whole list expire after age without writes. It also
+// the tail and let the whole list expire after age without writes; it
+// returns false, writing nothing, when the key holds another type (a
+// foreign value), so the rest of the script still runs. It also
 // defines incr(key, field, n), an HINCRBY that resets a counter holding
 // garbage to n instead of failing the script: a script that fails half way
 // keeps its earlier writes (Redis does not roll back), so one corrupt
@@ -25,6 +27,8 @@ local function incr(key, field, n)
   if type(r) == 'table' and r.err then redis.pcall('HSET', key, field, n) end
 end
 local function push_history(key, record, limit, age)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'list' and t ~= 'none' then return false end
   redis.call('LPUSH', key, record)
   redis.call('LTRIM', key, 0, limit - 1)
   for _ = 1, 16 do
@@ -35,6 +39,7 @@ local function push_history(key, record, limit, age)
     redis.call('RPOP', key)
   end
   redis.call('PEXPIRE', key, age)
+  return true
 end
 `
 
@@ -161,6 +166,7 @@ return out
 // KEYS: task, lock, running, run, history, queue, tasks
 // ARGV: run_id, lock_value, outcome, error, duration_ms, record_json,
 // history_limit, history_age_ms, once, member
+// Returns 1, or 2 when the history key holds a foreign value (no record).
 var finishScript = redis.NewScript(luaNow + luaHistory + `
 redis.call('SREM', KEYS[3], ARGV[1])
 redis.call('DEL', KEYS[4])
@@ -175,7 +181,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     redis.call('SREM', KEYS[7], ARGV[10])
   end
 end
-push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+if not push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])) then return 2 end
 return 1
 `)
 
