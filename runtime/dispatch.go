@@ -297,6 +297,10 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			s.ignore(m, "bad task data; skipped", err)
 			continue
 		}
+		if !st.status.Valid() && s.badStatus.seen(m+"|"+string(st.status)) {
+			s.log.Warn("unknown status in task hash; its fires are skipped as if paused (want active, paused or disabled)",
+				"task", m, "status", st.status)
+		}
 		reg := s.reg.lookup(st.typ)
 		if reg == nil {
 			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.typ))

@@ -37,6 +37,7 @@ type Scheduler struct {
 	unknownJobTypes onceSet                 // job types seen that this process lacks
 	ignored         map[string]int64        // due members this process cannot run, by score
 	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
+	badStatus       onceSet                 // "task|status" of unknown statuses logged (dispatch goroutine only)
 	jobs            jobRunner               // idle job goroutines, batched acks (jobrun.go)
 	running         sync.WaitGroup
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period

@@ -18,8 +18,17 @@ const (
 var (
 	benchOnce sync.Once
 	benchDir  string
+	benchTemp bool // benchDir is ours to remove
 	benchErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchTemp {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
 
 // benchTree writes, once per process, a module of 200 packages with five
 // annotated types each (scheduled tasks and job types, value and pointer
@@ -35,6 +44,7 @@ func benchTree(b *testing.B) string {
 			if benchErr != nil {
 				return
 			}
+			benchTemp = true
 		}
 		benchDir = dir
 		benchErr = writeBenchTree(dir)
@@ -55,9 +65,33 @@ func writeBenchTree(dir string) error {
 		return err
 	}
 	files := map[string]string{
-		"go.mod": "module example.com/bench\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/gocrontab/crontab v0.0.0\n\tgithub.com/redis/go-redis/v9 v9.23.0\n)\n\nreplace github.com/gocrontab/crontab => " + root + "\n",
+		"go.mod": "module example.com/bench\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/gocrontab/crontab v0.0.0\n\tgithub.com/redis/go-redis/v9 v9.23.0\n)\n\nreplace github.com/gocrontab/crontab => ./_crontab\n",
 		"go.sum": string(sum),
 		"doc.go": "// Package bench receives the generated file.\npackage bench\n",
+	}
+	// A snapshot of the runtime (the only package of this module the tree
+	// uses), so that edits to the working tree during a run do not
+	// invalidate the build cache of every package; _crontab is not scanned.
+	for _, name := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return err
+		}
+		files["_crontab/"+name] = string(data)
+	}
+	srcs, err := filepath.Glob(filepath.Join(root, "runtime", "*"))
+	if err != nil {
+		return err
+	}
+	for _, src := range srcs {
+		if fi, err := os.Stat(src); err != nil || !fi.Mode().IsRegular() || strings.HasSuffix(src, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		files["_crontab/runtime/"+filepath.Base(src)] = string(data)
 	}
 	for p := range benchPackages {
 		var src strings.Builder
