@@ -204,8 +204,13 @@ func (s *Scheduler) reap(ctx context.Context) error {
 			Task    string `json:"task"`
 			Fire    int64  `json:"fire"`
 		}
-		if lease != "" {
-			if json.Unmarshal([]byte(lease), &l) != nil || alive[l.Process] {
+		if lease != "" && json.Unmarshal([]byte(lease), &l) != nil {
+			// Not a lease this engine wrote: no process can renew it.
+			s.log.Warn("run lease unreadable; recording the run abandoned", "run", id, "lease", truncate(lease, 100))
+			l.Process = ""
+		}
+		if lease != "" && l.Task != "" {
+			if alive[l.Process] {
 				continue
 			}
 		} else {
