@@ -292,6 +292,12 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			s.ignore(m, "bad task data; skipped", err) // not a hash: WRONGTYPE
 			continue
 		}
+		if allNil(cmds[i].Val()) {
+			// A queue entry without a task hash (a foreign member): the
+			// claim script removes it, checking again that there is none.
+			fires = append(fires, &fire{state: taskState{member: m}})
+			continue
+		}
 		st, err := parseTaskState(m, cmds[i].Val())
 		if err != nil {
 			s.ignore(m, "bad task data; skipped", err)
