@@ -348,7 +348,7 @@ func (s *Scheduler) releaseJob(j *jobRun) {
 // deadJob dead-letters a job that can never run (a corrupt envelope).
 func (s *Scheduler) deadJob(j *jobRun, err error) {
 	s.log.Error("bad job data; moved to the dead letters", "job", j.id, "err", err)
-	j.env = envelope{Task: "?", Payload: json.RawMessage(strconv.Quote(j.raw))}
+	j.env = badEnvelope(j.raw)
 	now := s.clock.Now()
 	s.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
 		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt})
