@@ -1,0 +1,257 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+// TestBadDataIsLoggedAndSkipped puts foreign and corrupt values in every
+// kind of key of a namespace, starts two schedulers on it, and checks that
+// each one is logged and skipped, that the schedulers keep running, that a
+// healthy task keeps firing once per instant and healthy jobs keep running,
+// and that nothing else is lost.
+func TestBadDataIsLoggedAndSkipped(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	k := newKeys("crontab")
+	tick, probe := t.Name()+"/tick", t.Name()+"/probe"
+	var fires fireLog
+	behave(t, tick, func(ctx context.Context) error { fires.add(ctx); return nil })
+	var probes fireLog
+	behave(t, probe, func(ctx context.Context) error { probes.add(ctx); return nil })
+	reg := registry(t,
+		TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
+		TaskConfig{Name: probe, Expression: "every:1h", New: probeNew(1)},
+		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
+	to := t.Name()
+
+	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score",
+		"huge-score", "as-string", "bad-next", "bad-status", "bad-type", "bad-expr", "bad-tz", "bad-counters"} {
+		behave(t, m, func(ctx context.Context) error { probes.add(ctx); return nil })
+	}
+
+	// Register the healthy tasks first, as a running deployment would have.
+	_, stop := runScheduler(t, rdb, reg)
+	stop()
+
+	now := time.Now().UnixMilli()
+	due := strconv.FormatInt(now-500, 10)
+	// taskHash writes a queued, due task hash of the probe type with the
+	// given fields overriding the defaults.
+	taskHash := func(member string, fields ...string) {
+		t.Helper()
+		h := map[string]string{"name": member, "class": "x", "type": probe, "expression": "every:1s", "tz": "UTC",
+			"next_run": due, "status": "active", "timeout": "5000", "concurrent": "0", "misfire": "once",
+			"source": sourceDynamic, "runs": "0", "failures": "0", "skips": "0"}
+		for i := 0; i+1 < len(fields); i += 2 {
+			h[fields[i]] = fields[i+1]
+		}
+		args := make([]any, 0, 2*len(h))
+		for f, v := range h {
+			args = append(args, f, v)
+		}
+		must(t, rdb.HSet(ctx, k.task(member), args...).Err())
+		must(t, rdb.SAdd(ctx, k.tasks(), member).Err())
+		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: member}).Err())
+	}
+
+	// Per-task keys.
+	must(t, rdb.Set(ctx, k.task("as-string"), "not a hash", 0).Err())
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: "as-string"}).Err())
+	must(t, rdb.SAdd(ctx, k.tasks(), "as-string").Err())
+	taskHash("bad-next", "next_run", "soon")
+	taskHash("bad-status", "status", "zombie")
+	taskHash("bad-type", "type", "os/exec.Cmd")
+	taskHash("bad-expr", "expression", "every:banana")
+	taskHash("bad-tz", "tz", "Mars/Olympus")
+	taskHash("bad-params", "params", "{not json")
+	taskHash("bad-counters", "runs", "lots", "failures", "many", "skips", "several", "status", "paused")
+	taskHash("bad-counters-2", "runs", "lots", "failures", "many", "skips", "several")
+	taskHash("foreign-lock")
+	must(t, rdb.Set(ctx, k.lock("foreign-lock"), "someone else, forever", 0).Err())
+	taskHash("list-lock")
+	must(t, rdb.RPush(ctx, k.lock("list-lock"), "a", "b").Err())
+	taskHash("bad-history")
+	must(t, rdb.Set(ctx, k.history("bad-history"), "not a list", 0).Err())
+	must(t, rdb.LPush(ctx, k.history(tick), "{garbage", `{"task":1}`, "null").Err())
+	taskHash("inf-score")
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(1), Member: "inf-score"}).Err())
+	taskHash("neg-inf-score")
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(-1), Member: "neg-inf-score"}).Err())
+	taskHash("huge-score")
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: 1e300, Member: "huge-score"}).Err())
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: "no-hash"}).Err())
+	// Runs in progress with corrupt leases, of a process that never beats.
+	must(t, rdb.SAdd(ctx, k.running(), "bad-lease@1000", "no-at-sign", "no-lease@2000").Err())
+	must(t, rdb.Set(ctx, k.run("bad-lease@1000"), "{not json", time.Hour).Err())
+	must(t, rdb.ZAdd(ctx, k.declared(), redis.Z{Score: math.Inf(-1), Member: tick}).Err())
+	must(t, rdb.ZAdd(ctx, k.processes(), redis.Z{Score: math.Inf(1), Member: "immortal"}).Err())
+
+	// Jobs.
+	env := func(text string) string {
+		b, _ := json.Marshal(envelope{Task: "sms", Payload: json.RawMessage(fmt.Sprintf(`{"to":%q,"text":%q}`, to, text))})
+		return string(b)
+	}
+	rawJob := func(id, envelope string, score float64) {
+		t.Helper()
+		must(t, rdb.HSet(ctx, k.jobData(), id, envelope).Err())
+		must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: score, Member: id}).Err())
+	}
+	rawJob("garbage-json", "{not json", float64(now))
+	rawJob("invalid-utf8", "\xff\xfe{", float64(now))
+	rawJob("no-task", `{"payload":{}}`, float64(now))
+	rawJob("unknown-type", `{"task":"os/exec.Cmd","payload":{}}`, float64(now))
+	rawJob("bad-payload", `{"task":"sms","payload":"not an object"}`, float64(now))
+	rawJob("neg-inf-job", env("neg-inf"), math.Inf(-1))
+	rawJob("inf-job", env("inf"), math.Inf(1))
+	must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: float64(now), Member: "no-data"}).Err())
+	must(t, rdb.HSet(ctx, k.stats(), "sms:runs", "lots", "sms:failures", "many").Err())
+	must(t, rdb.HSet(ctx, k.attempts(), "neg-inf-job", "often").Err())
+	must(t, rdb.ZAdd(ctx, k.dead(), redis.Z{Score: float64(now), Member: "dead-without-data"}).Err())
+	must(t, rdb.HSet(ctx, k.deadData(), "dead-garbage", "{not json").Err())
+	must(t, rdb.ZAdd(ctx, k.dead(), redis.Z{Score: float64(now), Member: "dead-garbage"}).Err())
+
+	// Singleton keys of the wrong type.
+	must(t, rdb.Set(ctx, k.meta(), "not a hash", 0).Err())
+	must(t, rdb.RPush(ctx, k.master(), "not", "a", "string").Err())
+	must(t, rdb.Set(ctx, k.stats()+"x", "unrelated key", 0).Err())
+
+	logs, logger := newLogCapture()
+	s1, _ := runScheduler(t, rdb, reg, WithLogger(logger))
+	runScheduler(t, rdb, reg, WithLogger(logger))
+	c := NewClient(rdb, reg)
+
+	// Later, while they run, the queue and the job data become foreign
+	// values too.
+	time.Sleep(1500 * time.Millisecond)
+	must(t, rdb.Del(ctx, k.queue()).Err())
+	must(t, rdb.Set(ctx, k.queue(), "not a zset", 0).Err())
+	must(t, rdb.Set(ctx, k.jobs(), "not a zset", 0).Err())
+	broken := time.Now()
+	waitFor(t, 10*time.Second, "the tick to fire again after its queue was replaced", func() bool {
+		return firstStartAfter(fires.snapshot(), broken.Add(500*time.Millisecond)).After(broken)
+	})
+	if _, err := c.Enqueue(ctx, smsJob{To: to, Text: "after"}); err != nil {
+		t.Fatalf("enqueue after the job queue was replaced: %v", err)
+	}
+	waitFor(t, 10*time.Second, "a job after the job queue was replaced", func() bool {
+		return len(smsTexts(to)["after"]) == 1
+	})
+	time.Sleep(3 * time.Second)
+	stopAll := time.Now()
+	waitFor(t, 10*time.Second, "every job delivery to be acked", func() bool {
+		return rdb.ZCard(ctx, k.inflight()).Val() == 0
+	})
+
+	// The healthy task fired every second, once.
+	all := fires.snapshot()
+	if d := duplicates(all); len(d) > 0 {
+		t.Errorf("instants fired more than once: %v", d)
+	}
+	var healthy []seenFire
+	for _, f := range all {
+		if f.task == tick {
+			healthy = append(healthy, f)
+		}
+	}
+	if len(healthy) < 4 || len(healthy) < int(stopAll.Sub(broken)/time.Second) {
+		t.Errorf("the healthy task fired %d times in %v", len(healthy), stopAll.Sub(broken.Add(-1500*time.Millisecond)))
+	}
+	if hget(t, rdb, tick, "expression") != "every:1s" || hget(t, rdb, probe, "expression") != "every:1h" {
+		t.Error("a healthy task hash was lost")
+	}
+	// Fires of the probe type: only the tasks whose data allows it.
+	ran := map[string]int{}
+	for _, f := range probes.snapshot() {
+		ran[f.task]++
+	}
+	for _, m := range []string{"as-string", "bad-next", "bad-status", "bad-type", "bad-expr", "bad-tz", "bad-counters"} {
+		if ran[m] > 0 {
+			t.Errorf("task %s with bad data ran %d times", m, ran[m])
+		}
+	}
+	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score"} {
+		if ran[m] == 0 {
+			t.Errorf("task %s never ran (runs %v)", m, ran)
+		}
+	}
+	texts := smsTexts(to)
+	if len(texts["neg-inf"]) != 1 || len(texts["inf"]) != 0 || len(texts["after"]) != 1 {
+		t.Errorf("jobs ran %v; want neg-inf and after once, inf never", texts)
+	}
+	dead, err := c.DeadJobs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadIDs := map[string]string{}
+	for _, d := range dead {
+		deadIDs[d.ID] = d.Error
+	}
+	for _, id := range []string{"garbage-json", "invalid-utf8", "no-task", "bad-payload"} {
+		if deadIDs[id] == "" {
+			t.Errorf("corrupt job %s not in the dead letters with its error (dead: %v)", id, deadIDs)
+		}
+	}
+	if ok, _ := rdb.HExists(ctx, k.jobData(), "unknown-type").Result(); !ok {
+		t.Error("the job of an unknown type was dropped")
+	}
+	if oc := historyOutcomes(t, s1, "bad-params"); oc[OutcomeFailed] == 0 {
+		t.Errorf("bad params: history %v, want failed runs", oc)
+	}
+	if recs, _ := s1.History(ctx, "bad-lease", 0); len(recs) != 1 || recs[0].Outcome != OutcomeAbandoned {
+		t.Errorf("run with an unreadable lease: history %+v, want one abandoned record", recs)
+	}
+
+	for _, want := range [][]string{
+		{"bad task data; skipped", "as-string"},
+		{"bad task data; skipped", "bad-next"},
+		{"unknown status", "bad-status"},
+		{"task type not registered", "bad-type"},
+		{"bad schedule", "bad-expr"},
+		{"bad schedule", "bad-tz"},
+		{"run failed", "bad-params"},
+		{"lock without expiry", "foreign-lock"},
+		{"lock without expiry", "list-lock"},
+		{"history", "bad-history"},
+		{"queue entry without task hash removed", "no-hash"},
+		{"lease", "bad-lease"},
+		{"bad job envelope", "garbage-json"},
+		{"bad job envelope", "invalid-utf8"},
+		{"bad job envelope", "no-task"},
+		{"job type not registered", "os/exec.Cmd"},
+		{"quarantine", k.meta()},
+		{"quarantine", k.master()},
+		{"quarantine", k.queue()},
+		{"quarantine", k.jobs()},
+	} {
+		logs.expectLog(t, want...)
+	}
+	// Quarantined values are kept for the operator.
+	for _, key := range []string{k.meta(), k.master(), k.queue(), k.jobs()} {
+		if keys, _ := rdb.Keys(ctx, k.prefix+"quarantine:"+strings.TrimPrefix(key, k.prefix)+":*").Result(); len(keys) == 0 {
+			t.Errorf("the foreign value of %s was not kept", key)
+		}
+	}
+	if v, _ := rdb.Get(ctx, k.stats()+"x").Result(); v != "unrelated key" {
+		t.Error("a key outside the layout was touched")
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
