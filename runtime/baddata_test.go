@@ -207,6 +207,12 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	if ok, _ := rdb.HExists(ctx, k.jobData(), "unknown-type").Result(); !ok {
 		t.Error("the job of an unknown type was dropped")
 	}
+	if l := logs.lines("no longer ours"); len(l) > 0 {
+		t.Errorf("acks failed half way (a garbage job counter): %s", strings.Join(l, "\n"))
+	}
+	if st, err := c.Stats(ctx, "sms"); err != nil || st.Runs < 2 {
+		t.Errorf("sms stats %+v, %v; want the garbage counters reset and counting", st, err)
+	}
 	if oc := historyOutcomes(t, s1, "bad-params"); oc[OutcomeFailed] == 0 {
 		t.Errorf("bad params: history %v, want failed runs", oc)
 	}

@@ -95,6 +95,8 @@ return out
 // push_history of each record in order (oldest first), trimming once.
 const luaHistoryMany = `
 local function push_history_many(key, records, limit, age)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'list' and t ~= 'none' then return false end -- a foreign value: no records
   if #records > 1 then redis.call('LPUSH', key, unpack(records, 1, #records - 1)) end
   push_history(key, records[#records], limit, age)
 end
@@ -129,7 +131,7 @@ for i = 0, n - 1 do
   else
     mine[#mine + 1] = id
     if action == 'release' then
-      redis.call('HINCRBY', KEYS[3], id, -1)
+      if type(redis.pcall('HINCRBY', KEYS[3], id, -1)) == 'table' then redis.call('HSET', KEYS[3], id, 0) end
       redis.call('ZADD', KEYS[1], due, id)
     else
       runs[t] = (runs[t] or 0) + 1
@@ -170,8 +172,8 @@ end
 for t = 1, #KEYS - 8 do
   local name = ARGV[5 + 6 * n + t]
   if runs[t] then
-    redis.call('HINCRBY', KEYS[8], name .. ':runs', runs[t])
-    if fails[t] then redis.call('HINCRBY', KEYS[8], name .. ':failures', fails[t]) end
+    incr(KEYS[8], name .. ':runs', runs[t])
+    if fails[t] then incr(KEYS[8], name .. ':failures', fails[t]) end
   end
   if recs[t] then push_history_many(KEYS[8 + t], recs[t], tonumber(ARGV[3]), tonumber(ARGV[4])) end
 end
