@@ -36,11 +36,11 @@ func TestUnregisteredNamesNeverResolveToCode(t *testing.T) {
 
 	now := time.Now().UnixMilli()
 	names := []string{
-		smsClass.Class,        // the Go type path of a registered type
-		probeClass.Class,      // the class of the registered task type
-		"os/exec.Command",     // a package function
-		"os/exec.Cmd",         // a type of another package
-		"main.main",           //
+		smsClass.Class,                                   // the Go type path of a registered type
+		probeClass.Class,                                 // the class of the registered task type
+		"os/exec.Command",                                // a package function
+		"os/exec.Cmd",                                    // a type of another package
+		"main.main",                                      //
 		"SMS", "Sms", " sms", "sms ", "sms\x00", "sms\n", // the name, almost
 		"runtime.smsJob", "*runtime.smsJob", "smsJob", "probeTask",
 		"", "?",
