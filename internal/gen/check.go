@@ -17,18 +17,38 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// check validates every task: its directive, its expression and zone with
-// the runtime's own parsers, the uniqueness of its name, and its type.
-// Afterwards g.tasks holds the tasks in output order.
-func (g *generator) check() {
+// parseDirectives parses the directive of every task (setting t.dir when
+// it is valid), in position order.
+func (g *generator) parseDirectives() {
 	// Position order, so "first declared" means first in the error listing.
 	slices.SortFunc(g.tasks, func(a, b *task) int {
 		return comparePos(g.fset.Position(a.comment.Slash), g.fset.Position(b.comment.Slash))
 	})
+	for _, t := range g.tasks {
+		d, err := annotate.Parse(t.comment.Text)
+		if err == nil {
+			t.dir = d
+			continue
+		}
+		var list annotate.ErrorList
+		if !errors.As(err, &list) {
+			g.errs.add(g.commentPos(t.comment, 0), "%v", err)
+			continue
+		}
+		for _, e := range list {
+			g.errs.add(g.commentPos(t.comment, e.Offset), "%s", e.Msg)
+		}
+	}
+}
+
+// check validates every task whose directive parsed: its expression and
+// zone with the runtime's own parsers, the uniqueness of its name, and its
+// type. Afterwards g.tasks holds the tasks in output order.
+func (g *generator) check() {
 	names := make(map[string]*task)
 	for _, t := range g.tasks {
-		g.checkDirective(t)
 		if t.dir != nil {
+			g.checkDirective(t)
 			if first, dup := names[t.dir.Name]; dup {
 				g.errs.add(g.valuePos(t, "name"), "duplicate task name %q; first declared at %s",
 					t.dir.Name, g.display(g.valuePos(first, "name")))
@@ -40,8 +60,12 @@ func (g *generator) check() {
 	}
 	g.checkOutputPackage()
 	g.checkCycles()
+	sortForOutput(g.tasks)
+}
 
-	slices.SortFunc(g.tasks, func(a, b *task) int {
+// sortForOutput sorts tasks by package path, then type name.
+func sortForOutput(tasks []*task) {
+	slices.SortFunc(tasks, func(a, b *task) int {
 		if c := strings.Compare(a.pkg.PkgPath, b.pkg.PkgPath); c != 0 {
 			return c
 		}
@@ -72,28 +96,16 @@ func (g *generator) valuePos(t *task, key string) token.Position {
 	return g.commentPos(t.comment, off)
 }
 
-// checkDirective parses the directive and checks the zone and expression
-// with the runtime's parsers, then the whole config with a Registry, so the
-// generator and the runtime cannot disagree.
+// checkDirective checks a parsed directive with the runtime: the whole
+// config with a Registry, so the generator and the runtime cannot
+// disagree, and on failure the zone and expression, to point at them.
 func (g *generator) checkDirective(t *task) {
-	d, err := annotate.Parse(t.comment.Text)
-	if err != nil {
-		var list annotate.ErrorList
-		if !errors.As(err, &list) {
-			g.errs.add(g.commentPos(t.comment, 0), "%v", err)
-			return
-		}
-		for _, e := range list {
-			g.errs.add(g.commentPos(t.comment, e.Offset), "%s", e.Msg)
-		}
-		return
-	}
-	t.dir = d
+	d := t.dir
 	// The runtime is the judge: a Registry validates the config exactly as
 	// the generated Register will. Only when it refuses, find the part at
 	// fault, with the same parsers, to point at it.
 	r := crontab.NewRegistry()
-	err = r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} }))
+	err := r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} }))
 	if err == nil {
 		return
 	}

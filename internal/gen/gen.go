@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -90,15 +91,36 @@ func Generate(cfg Config) (*Result, error) {
 		return nil, g.errs
 	}
 	g.find()
+	g.parseDirectives()
+	// Rendering needs only the directives: it runs while the rest is
+	// checked, and its result is dropped if anything is wrong.
+	type rendering struct {
+		src []byte
+		err error
+	}
+	var rendered chan rendering
+	if len(g.errs) == 0 {
+		rendered = make(chan rendering, 1)
+		tasks := slices.Clone(g.tasks)
+		sortForOutput(tasks)
+		go func() {
+			src, err := g.render(tasks)
+			rendered <- rendering{src, err}
+		}()
+	}
 	g.check()
-	if len(g.errs) > 0 {
+	if rendered == nil || len(g.errs) > 0 {
+		if rendered != nil {
+			<-rendered
+		}
 		g.errs.sort()
 		return nil, g.errs
 	}
-	src, err := g.render()
-	if err != nil {
-		return nil, err
+	r := <-rendered
+	if r.err != nil {
+		return nil, r.err
 	}
+	src := r.src
 	res := &Result{Output: g.out.file, Source: src}
 	for _, t := range g.tasks {
 		res.Tasks = append(res.Tasks, Task{
