@@ -145,14 +145,17 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 	if !heads.task.fresh(now, s.opts.maxSleep) {
 		ahead := heads.ahead
 		heads.ahead = nil
-		var next int64
-		var started int
-		var tied []string
 		if ahead.ready(now, heads.task.next) {
-			started, err = s.fireAhead(ctx, now, ahead, limit)
-		} else {
-			next, started, tied, err = s.claimTasks(ctx, now, limit)
+			started, err := s.fireAhead(ctx, now, ahead, limit)
+			used += started
+			if err == nil && len(ahead.fires) > 0 {
+				heads.ahead = ahead // more prepared than free workers: the rest in the next round
+			} else {
+				heads.task = queueHead{} // look at the queue again
+			}
+			return 0, err
 		}
+		next, started, tied, err := s.claimTasks(ctx, now, limit)
 		used += started
 		heads.task = queueHead{next: next, read: now}
 		if err != nil || next == 0 {
@@ -179,7 +182,9 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 	if next < 0 || (heads.job.next > 0 && heads.job.next < next) {
 		next = heads.job.next
 	}
-	return s.sleepFor(now, next), nil
+	// Measure the sleep from the time now, not from the start of the
+	// claim: its round trips would make every wake-up late by their length.
+	return s.sleepFor(s.clock.Now(), next), nil
 }
 
 // claimTasks claims up to limit due tasks. It returns the due time (unix
@@ -244,15 +249,18 @@ func (a *aheadFires) ready(now time.Time, head int64) bool {
 }
 
 // fireAhead claims up to limit prepared fires with one call of the claim
-// script. When more are prepared than it may start, it picks them at
-// random, so that processes waking at the same instant mostly claim
-// different tasks instead of contending for the same ones; the rest are
-// claimed by the next round.
+// script, and leaves the rest in a. When more are prepared than it may
+// start, it picks them at random, so that processes waking at the same
+// instant mostly claim different tasks instead of contending for the same
+// ones; the rest are sent by the next round, whose claim script finds the
+// ones other processes took already moved on.
 func (s *Scheduler) fireAhead(ctx context.Context, now time.Time, a *aheadFires, limit int) (int, error) {
 	fires := a.fires
 	if len(fires) > limit {
 		rand.Shuffle(len(fires), func(i, j int) { fires[i], fires[j] = fires[j], fires[i] })
-		fires = fires[:limit]
+		fires, a.fires = fires[:limit], fires[limit:]
+	} else {
+		a.fires = nil
 	}
 	for _, f := range fires {
 		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, ms(now))
