@@ -34,7 +34,21 @@ type Tick struct{}
 func (Tick) Handle(ctx context.Context) error {
 	run, _ := crontab.Run(ctx)
 	rec := fmt.Sprintf("%s|%d|%s|%d", run.Task, run.Fire.UnixMilli(), run.Process, time.Now().UnixMilli())
-	return Recorder.RPush(context.WithoutCancel(ctx), FiresKey, rec).Err()
+	return record(ctx, FiresKey, rec)
+}
+
+// record appends rec to the list key, retrying for a while: on a loaded
+// machine a write can time out, and a fire that ran must not look missed.
+func record(ctx context.Context, key, rec string) error {
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	for attempt := range 10 {
+		if err = Recorder.RPush(ctx, key, rec).Err(); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
+	}
+	return fmt.Errorf("record %s: %w", key, err)
 }
 
 // Slow runs for 2.5s every second: a non-concurrent task that must never
@@ -53,7 +67,7 @@ func (Slow) Handle(ctx context.Context) error {
 	}
 	run, _ := crontab.Run(ctx)
 	rec := fmt.Sprintf("%d|%d|%s|%d", start.UnixMilli(), time.Now().UnixMilli(), run.Process, run.Fire.UnixMilli())
-	return Recorder.RPush(context.WithoutCancel(ctx), SlowKey, rec).Err()
+	return record(ctx, SlowKey, rec)
 }
 
 // JobsKey gets "n|process|attempt" per run of Count.
@@ -79,5 +93,5 @@ func (c Count) Handle(ctx context.Context) error {
 	}
 	run, _ := crontab.Run(ctx)
 	rec := fmt.Sprintf("%d|%s|%d", c.N, run.Process, run.Attempt)
-	return Recorder.RPush(context.WithoutCancel(ctx), JobsKey, rec).Err()
+	return record(ctx, JobsKey, rec)
 }
