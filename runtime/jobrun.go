@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -119,10 +118,12 @@ func (s *Scheduler) jobGoroutine(j *jobRun, idle chan *jobRun) {
 // does not decode is dead-lettered; one whose type this process lacks is
 // put back for another process.
 func (s *Scheduler) executeJob(j *jobRun) {
-	if err := json.Unmarshal([]byte(j.raw), &j.env); err != nil || j.env.Task == "" {
-		s.deadJob(j, fmt.Errorf("bad job envelope %q: %v", truncate(j.raw, 200), err))
+	env, err := decodeEnvelope(j.raw)
+	if err != nil {
+		s.deadJob(j, err)
 		return
 	}
+	j.env = env
 	if j.reg = s.reg.lookup(j.env.Task); j.reg == nil {
 		s.releaseJob(j)
 		return
@@ -132,13 +133,7 @@ func (s *Scheduler) executeJob(j *jobRun) {
 	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
 	defer cancel()
 	start := s.clock.Now()
-	var err error
-	task := j.reg.cfg.New()
-	if len(j.env.Payload) > 0 {
-		if derr := json.Unmarshal(j.env.Payload, task); derr != nil {
-			err = fmt.Errorf("decode payload into %s: %w", j.reg.cfg.Class, derr)
-		}
-	}
+	task, err := decodePayload(j.reg, j.env.Payload)
 	if err == nil {
 		if h := s.opts.hooks.BeforeExecute; h != nil {
 			h(ctx, info)
