@@ -1,6 +1,6 @@
 # The commands a user runs; see README.md.
 GO       ?= go
-FUZZTIME ?= 30s
+FUZZTIME ?= 2m
 # Every committed generated file, checked for staleness by `make check`.
 GENERATED := $(shell git ls-files '*crontab_gen.go' 2>/dev/null)
 
@@ -34,7 +34,7 @@ generate:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: run every fuzz target for FUZZTIME each
+## fuzz: run every fuzz target for FUZZTIME each (default 2m); corpora in <pkg>/testdata/fuzz/<Target>/
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
