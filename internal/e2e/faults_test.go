@@ -178,26 +178,40 @@ func TestKillAllAndRestartAppliesMisfireOnce(t *testing.T) {
 }
 
 // TestACLUserInRedisURL runs workers whose REDIS_URL carries an ACL user
-// and password (the default user is disabled): they fire. A worker with a
-// wrong password exits at once with the server's error.
+// and password (the default user is disabled) limited to the namespace's
+// keys and wake channel and to commands that are not @dangerous (and the
+// keys the test tasks record in): they fire. A worker with a wrong password exits at once with the
+// server's error.
 func TestACLUserInRedisURL(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t, redistest.WithACLUser("crontab", "s3cret pass"))
+	srv := redistest.Start(t, redistest.WithACLUser("admin", "admin pass"))
 	rdb := srv.Client(t)
-	if !strings.Contains(srv.URL(), "crontab:") {
-		t.Fatalf("URL %s carries no user", srv.URL())
+	// The scheduler's user: the namespace's keys and wake channel (and the
+	// keys the test tasks record in), every command but @dangerous ones.
+	err := rdb.Do(context.Background(), "ACL", "SETUSER", "crontab", "on", ">s3cret pass", "resetkeys", "~{crontab}:*", "~e2e:*",
+		"resetchannels", "&{crontab}:wake", "-@all", "+@all", "-@dangerous").Err()
+	if err != nil {
+		t.Fatal(err)
 	}
+	url := "redis://crontab:s3cret%20pass@" + srv.Addr()
+	var good []*worker
 	for i := range 2 {
-		startWorker(t, srv, fmt.Sprintf("acl%d", i), "WORKER_TASKS=tick")
+		good = append(good, startWorker(t, srv, fmt.Sprintf("acl%d", i), "WORKER_TASKS=tick", "REDIS_URL="+url))
 	}
-	bad := startWorker(t, srv, "acl-bad", "WORKER_TASKS=tick",
-		"REDIS_URL="+strings.Replace(srv.URL(), "s3cret", "wrong", 1))
+	bad := startWorker(t, srv, "acl-bad", "WORKER_TASKS=tick", "REDIS_URL="+strings.Replace(url, "s3cret", "wrong", 1))
 	exitErr, log := waitExit(t, bad)
 	if exitErr == nil || !strings.Contains(log, "WRONGPASS") {
 		t.Errorf("worker with a wrong password: exit %v, log %q; want a failure naming WRONGPASS", exitErr, log)
 	}
 	waitFires(t, rdb, 3, 10*time.Second)
+	time.Sleep(time.Second) // a few rounds of maintenance
 	checkEverySecond(t, readFires(t, rdb))
+	for _, w := range good {
+		w.stop(t)
+		if b, _ := os.ReadFile(w.log); strings.Contains(string(b), "NOPERM") {
+			t.Errorf("worker %s needed a permission the ACL does not give:\n%s", w.id, b)
+		}
+	}
 }
 
 // TestTLSRedisURL runs workers with REDIS_URL=rediss://... against a
