@@ -56,6 +56,7 @@
 //	{ns}:jobs:attempt, {ns}:jobs:inflight, {ns}:jobs:owner, {ns}:dead, {ns}:dead:data, {ns}:stats
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
+//	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside
 //
 // An operator changes a task's status with a plain HSET; it takes effect at
 // the task's next instant (paused: skipped and counted; disabled: taken out

@@ -1,5 +1,10 @@
 package runtime
 
+import (
+	"strconv"
+	"strings"
+)
+
 // keys builds every Redis key of one namespace. All of them carry the hash
 // tag {namespace}, so they share one Redis Cluster slot and every Lua script
 // can touch any of them.
@@ -27,6 +32,8 @@ package runtime
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
 //	P wake             channel published when the queue head moves earlier
+//	P quarantine:<name>:<ms>  a foreign value found where key <name> of this
+//	                   layout should be, moved aside (kept for the operator)
 type keys struct {
 	prefix string
 }
@@ -56,3 +63,9 @@ func (k keys) deadData() string          { return k.prefix + "dead:data" }
 func (k keys) stats() string             { return k.prefix + "stats" }
 func (k keys) meta() string              { return k.prefix + "meta" }
 func (k keys) wake() string              { return k.prefix + "wake" }
+
+// quarantine is where a foreign value found in key (one of this layout's)
+// is moved at unix ms at.
+func (k keys) quarantine(key string, at int64) string {
+	return k.prefix + "quarantine:" + strings.TrimPrefix(key, k.prefix) + ":" + strconv.FormatInt(at, 10)
+}

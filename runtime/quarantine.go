@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -74,7 +72,7 @@ func (s *Scheduler) quarantine(ctx context.Context) {
 		if t := cmds[i].Val(); t == types[key] || t == "none" {
 			continue
 		}
-		dest := s.keys.prefix + "quarantine:" + strings.TrimPrefix(key, s.keys.prefix) + ":" + strconv.FormatInt(ms(s.clock.Now()), 10)
+		dest := s.keys.quarantine(key, ms(s.clock.Now()))
 		found, err := quarantineScript.Run(ctx, s.rdb, []string{key, dest}, types[key]).Text()
 		if err != nil {
 			s.log.Error("could not move a foreign value aside (quarantine)", "key", key, "err", err)
