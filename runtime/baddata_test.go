@@ -92,6 +92,8 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(-1), Member: "neg-inf-score"}).Err())
 	taskHash("huge-score")
 	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: 1e300, Member: "huge-score"}).Err())
+	taskHash("later-inf-score", "next_run", strconv.FormatInt(now+3600_000, 10))
+	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(1), Member: "later-inf-score"}).Err())
 	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: "no-hash"}).Err())
 	// Runs in progress with corrupt leases, of a process that never beats.
 	must(t, rdb.SAdd(ctx, k.running(), "bad-lease@1000", "no-at-sign", "no-lease@2000").Err())
@@ -182,7 +184,10 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 			t.Errorf("task %s with bad data ran %d times", m, ran[m])
 		}
 	}
-	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score"} {
+	if absurd, _ := rdb.ZRangeByScore(ctx, k.queue(), &redis.ZRangeBy{Min: "(9007199254740992", Max: "+inf"}).Result(); len(absurd) > 0 {
+		t.Errorf("queue entries still at absurd scores: %v", absurd)
+	}
+	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score", "huge-score"} {
 		if ran[m] == 0 {
 			t.Errorf("task %s never ran (runs %v)", m, ran)
 		}
@@ -260,4 +265,33 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestAbsurdQueueScoreIsRepaired checks maintenance's repair of queue
+// scores that no scheduler writes (+inf, 1e300, NaN is refused by Redis):
+// they sort last, so the task would never come due; requeue puts the
+// entry back at the task's next_run.
+func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	k := newKeys("crontab")
+	name := t.Name()
+	reg := registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)})
+	logs, logger := newLogCapture()
+	s, err := NewScheduler(rdb, reg, WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.clock.Sync(ctx, 3))
+	must(t, s.register(ctx))
+	next := hget(t, rdb, name, "next_run")
+	for _, score := range []float64{math.Inf(1), 1e300, -5} {
+		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: score, Member: name}).Err())
+		must(t, s.requeue(ctx))
+		if got, _ := rdb.ZScore(ctx, k.queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
+			t.Errorf("score %v repaired to %v, want next_run %s", score, got, next)
+		}
+	}
+	logs.expectLog(t, "absurd queue score replaced by the task's next_run")
 }

@@ -280,7 +280,10 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 	}
 	now := s.clock.Now()
 	for i, m := range members {
-		if probes[i].score.Err() == nil {
+		if score, err := probes[i].score.Result(); err == nil {
+			if absurdScore(score) {
+				s.repairScore(ctx, m, score)
+			}
 			continue // queued
 		}
 		if isReplyError(probes[i].state.Err()) {
