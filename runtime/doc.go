@@ -93,5 +93,11 @@
 //     whose process dies is delivered again (at least once) with its attempt
 //     number increased.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and
-//     skipped.
+//     skipped (a key of the layout holding the wrong type is moved aside to
+//     {ns}:quarantine:<name>:<ms>).
+//   - When Redis is down, restarting (empty or from its AOF), stalled or
+//     failing over, firing resumes as soon as it answers, and no process is
+//     judged dead until all had a process TTL to check in again. RELIABILITY.md
+//     lists the faults, the tests that prove each guarantee, and the limits
+//     (asynchronous replication, handlers of a stopped process).
 package runtime
