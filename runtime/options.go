@@ -166,8 +166,10 @@ func WithMiddleware(m Middleware) Option {
 	}
 }
 
-// WithMaxPayload bounds the JSON size of an enqueued job. The default is
-// 1 MiB; zero or less keeps the default.
+// WithMaxPayload bounds the JSON size of a job's payload that a Client
+// enqueues. The default is 1 MiB; zero or less keeps the default. It guards
+// Redis against producers: a scheduler runs a job already stored in Redis
+// (by a producer in another language) whatever its size.
 func WithMaxPayload(bytes int) Option {
 	return func(o *options) {
 		if bytes > 0 {
