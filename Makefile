@@ -4,7 +4,7 @@ FUZZTIME ?= 2m
 # Every committed generated file, checked for staleness by `make check`.
 GENERATED := $(shell git ls-files '*crontab_gen.go' 2>/dev/null)
 
-.PHONY: run test check generate bench fuzz
+.PHONY: run test check generate bench bench-sched bench-go fuzz
 
 ## run: run the example scheduler against $$REDIS_URL (default redis://127.0.0.1:6379)
 run:
@@ -30,8 +30,16 @@ check:
 generate:
 	$(GO) generate ./...
 
-## bench: the benchmarks (see BENCHMARKS.md)
-bench:
+## bench: the scheduler benchmark, then the Go micro-benchmarks (see BENCHMARKS.md)
+bench: bench-sched bench-go
+
+## bench-sched: cmd/crontabbench on a private redis-server (about 3 min; BENCHFLAGS=-h for the flags)
+bench-sched:
+	$(GO) build -o bin/crontabbench ./cmd/crontabbench
+	./bin/crontabbench $(BENCHFLAGS)
+
+## bench-go: the Go micro-benchmarks
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 2m); corpora in <pkg>/testdata/fuzz/<Target>/
