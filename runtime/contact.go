@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // redisContact follows, in the maintenance loop, whether this process has
 // had steady contact with Redis. After Redis was unreachable or stalled
@@ -42,11 +45,27 @@ func (c *redisContact) settled(now time.Time, ttl time.Duration) bool {
 	return !c.since.IsZero() && !c.failed && now.Sub(c.since) >= ttl
 }
 
+// dutyKey carries, in the context of one round of master duties, the
+// deadline of its scripts.
+type dutyKey struct{}
+
+// dutyContext starts a round of master duties: every staleness-judging
+// script of the round does nothing if Redis runs it later than 0.7 of a
+// process TTL after the round began. Processes beat every TTL/5, so no
+// live process can look a TTL old before that, unless Redis was away
+// during the round; and a read of the round delayed by an outage (held or
+// retried by the client) would otherwise feed a script that judges by a
+// clock that moved on while nobody could write.
+func (s *Scheduler) dutyContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dutyKey{}, ms(s.clock.Now().Add(s.opts.processTTL*7/10)))
+}
+
 // dutyDeadline is the server time (unix ms) after which a master duty's
-// script, issued now, does nothing. A script that judges staleness (of
-// heartbeats, leases, declarations) and reaches Redis late, because Redis
-// was paused or restarting while go-redis held or retried the command,
-// would otherwise judge by a clock that moved on while nobody could write.
-func (s *Scheduler) dutyDeadline() int64 {
-	return ms(s.clock.Now().Add(s.opts.processTTL / 2))
+// script does nothing: the round's (see dutyContext), or 0.7 of a process
+// TTL from now outside a round.
+func (s *Scheduler) dutyDeadline(ctx context.Context) int64 {
+	if v, ok := ctx.Value(dutyKey{}).(int64); ok {
+		return v
+	}
+	return ms(s.clock.Now().Add(s.opts.processTTL * 7 / 10))
 }

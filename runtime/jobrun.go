@@ -368,7 +368,7 @@ func (s *Scheduler) renewJobs(ctx context.Context) {
 
 // redeliver puts jobs whose lease expired back in the queue (master duty).
 func (s *Scheduler) redeliver(ctx context.Context) error {
-	res, err := redeliverScript.Run(ctx, s.rdb, []string{s.keys.jobs(), s.keys.inflight(), s.keys.owners()}, 1000, s.dutyDeadline()).StringSlice()
+	res, err := redeliverScript.Run(ctx, s.rdb, []string{s.keys.jobs(), s.keys.inflight(), s.keys.owners()}, 1000, s.dutyDeadline(ctx)).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}

@@ -60,7 +60,7 @@ func (s *Scheduler) maintain(ctx context.Context) {
 			s.log.Warn("data check failed", "err", err)
 		}
 		if s.takeMaster(ctx) && contact.settled(time.Now(), s.opts.processTTL) {
-			s.masterDuties(ctx)
+			s.masterDuties(s.dutyContext(ctx))
 		}
 	}
 }
@@ -227,7 +227,7 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		n, err := abandonScript.Run(ctx, s.rdb,
 			[]string{s.keys.running(), s.keys.run(id), s.keys.lock(l.Task), s.keys.task(l.Task), s.keys.history(l.Task), s.keys.processes()},
 			id, lease, l.Process+"|"+strconv.FormatInt(l.Fire, 10), l.Process, s.opts.processTTL.Milliseconds(),
-			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds(), s.dutyDeadline()).Int()
+			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds(), s.dutyDeadline(ctx)).Int()
 		if err != nil {
 			return err
 		}
@@ -330,7 +330,7 @@ func (s *Scheduler) prune(ctx context.Context) error {
 	}
 	for _, m := range stale {
 		n, err := pruneScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue(), s.keys.tasks(), s.keys.declared()},
-			m, grace.Milliseconds(), s.dutyDeadline()).Int()
+			m, grace.Milliseconds(), s.dutyDeadline(ctx)).Int()
 		if err != nil {
 			return err
 		}
