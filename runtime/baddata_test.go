@@ -35,7 +35,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 		TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: probe, Expression: "every:1h", New: probeNew(1)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
-	to := t.Name()
+	to := unique(t)
 
 	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score",
 		"huge-score", "as-string", "bad-next", "bad-status", "bad-type", "bad-expr", "bad-tz", "bad-counters"} {

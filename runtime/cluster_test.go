@@ -37,7 +37,7 @@ func TestClusterRunsEveryScript(t *testing.T) {
 		TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: slow, Expression: "every:1s", Timeout: 10 * time.Second, New: probeNew(1)},
 		TaskConfig{Name: "sms", Retries: 1, New: func() TaskInterface { return new(smsJob) }})
-	to := t.Name()
+	to := unique(t)
 
 	// Leftovers of a process that died: a run in progress and a job under
 	// lease, both of a process that never beats. The master must reap the
@@ -219,7 +219,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatalf("master %s of slot %d is not a node of the cluster", master.Options().Addr, slot)
 	}
 	c := NewClient(rdb, reg)
-	to := t.Name()
+	to := unique(t)
 	// A job due during the failover.
 	if _, err := c.Enqueue(ctx, smsJob{To: to, Text: "during"}, In(time.Second)); err != nil {
 		t.Fatal(err)

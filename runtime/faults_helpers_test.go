@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +196,10 @@ func historyOutcomes(t testing.TB, s *Scheduler, task string) map[Outcome]int {
 		out[r.Outcome]++
 	}
 	return out
+}
+
+// unique returns the test's name with a suffix unique to this run, for
+// records kept in package-level maps (so -count=N runs do not mix).
+func unique(t testing.TB) string {
+	return t.Name() + "#" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ type faultRig struct {
 
 func newFaultRig(t *testing.T, srv *redistest.Server) *faultRig {
 	t.Helper()
-	r := &faultRig{srv: srv, spans: newSpanLog(), tick: t.Name() + "/tick", slow: t.Name() + "/slow", job: t.Name() + "/sleeper"}
+	r := &faultRig{srv: srv, spans: newSpanLog(), tick: t.Name() + "/tick", slow: t.Name() + "/slow", job: t.Name() + "/sleeper-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	behave(t, r.tick, func(ctx context.Context) error { r.fires.add(ctx); return nil })
 	behave(t, r.slow, func(ctx context.Context) error { return r.spans.run(ctx, 2500*time.Millisecond) })
 	reg := registry(t,

@@ -32,7 +32,7 @@ func TestUnregisteredNamesNeverResolveToCode(t *testing.T) {
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
 	smsClass, _ := reg.Lookup("sms")
 	probeClass, _ := reg.Lookup(probe)
-	to := t.Name()
+	to := unique(t)
 
 	now := time.Now().UnixMilli()
 	names := []string{
@@ -108,7 +108,7 @@ func TestOversizedRawJobRuns(t *testing.T) {
 	ctx := context.Background()
 	k := newKeys("crontab")
 	reg := registry(t, TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
-	to := t.Name()
+	to := unique(t)
 	text := strings.Repeat("x", 2<<20)
 	payload := fmt.Sprintf(`{"to":%q,"text":%q}`, to, text)
 	_, err := NewClient(rdb, reg).EnqueueRaw(ctx, "sms", json.RawMessage(payload))

@@ -35,7 +35,7 @@ func TestSentinelFailover(t *testing.T) {
 		runScheduler(t, rdb, reg, WithLogger(logger))
 	}
 	waitFor(t, 10*time.Second, "three fires", func() bool { return len(fires.snapshot()) >= 3 })
-	to := t.Name()
+	to := unique(t)
 	if _, err := NewClient(rdb, reg).Enqueue(ctx, smsJob{To: to, Text: "during"}, In(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
