@@ -243,9 +243,10 @@ func TestUnknownJobTypeIsKept(t *testing.T) {
 		t.Fatal("job of an unknown type was dropped")
 	}
 	// Pending, or for a moment claimed by a process that is putting it back.
-	_, pendErr := rdb.ZScore(ctx, k.jobs(), id).Result()
-	_, flightErr := rdb.ZScore(ctx, k.inflight(), id).Result()
-	if pendErr != nil && flightErr != nil {
+	tx := rdb.TxPipeline() // both read at one moment
+	pend, flight := tx.ZScore(ctx, k.jobs(), id), tx.ZScore(ctx, k.inflight(), id)
+	_, _ = tx.Exec(ctx)
+	if pendErr, flightErr := pend.Err(), flight.Err(); pendErr != nil && flightErr != nil {
 		t.Errorf("job of an unknown type is neither pending nor in flight: %v, %v", pendErr, flightErr)
 	}
 }
