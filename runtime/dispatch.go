@@ -60,15 +60,36 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 		if wait <= 0 {
 			continue
 		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-timer.C:
-		case <-s.wakeCh:
+		if s.sleep(ctx, wait) {
 			heads = queueHeads{}
 		}
-		timer.Stop()
 	}
+}
+
+// preciseTail is the last stretch of a dispatch sleep, slept with the OS's
+// nanosecond timer: Go's timers wake up to a millisecond late after a long
+// sleep (the poller waits in whole milliseconds), which would add up to a
+// millisecond to the lag of every fire.
+const preciseTail = 2 * time.Millisecond
+
+// sleep waits d, or until ctx ends or a message arrives on the wake channel
+// (which it reports). The last preciseTail of it does not see either: a
+// wake or a stop is at most that late.
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) (woken bool) {
+	until := time.Now().Add(d)
+	if d > preciseTail {
+		timer := time.NewTimer(d - preciseTail)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.wakeCh:
+			return true
+		case <-timer.C:
+		}
+	}
+	preciseSleep(time.Until(until))
+	return false
 }
 
 // queueHeads is what the dispatch loop knows, between claims, of when the
