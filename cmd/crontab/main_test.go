@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/internal/testio"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -435,30 +436,12 @@ func TestJobsAndProcesses(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serve starts `crontab serve` in-process and returns its base URL and a
 // function that stops it and returns its exit status.
 func (e *env) serve(t *testing.T, args ...string) (string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr testio.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), io.Discard, &stderr,

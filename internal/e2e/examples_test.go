@@ -1,38 +1,18 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/internal/testio"
 )
-
-// syncBuffer is a bytes.Buffer safe for a process writing while the test
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // buildExample builds the example main package at pkg into a temp dir.
 func buildExample(t *testing.T, pkg string) string {
@@ -45,9 +25,9 @@ func buildExample(t *testing.T, pkg string) string {
 }
 
 // startExample starts bin with REDIS_URL pointing at srv.
-func startExample(t *testing.T, bin string, srv *redistest.Server) (*exec.Cmd, *syncBuffer) {
+func startExample(t *testing.T, bin string, srv *redistest.Server) (*exec.Cmd, *testio.Buffer) {
 	t.Helper()
-	var out syncBuffer
+	var out testio.Buffer
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "REDIS_URL="+srv.URL())
 	cmd.Stdout, cmd.Stderr = &out, &out
