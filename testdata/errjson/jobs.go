@@ -35,9 +35,9 @@ type Step struct {
 //
 //crontab:name=odd
 type Odd struct {
-	Z   complex128
-	P   unsafe.Pointer
-	M   map[Key]string
+	Z complex128
+	P unsafe.Pointer
+	M map[Key]string
 	inner
 }
 

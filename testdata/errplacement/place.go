@@ -1,7 +1,7 @@
-//crontab:name=package-doc
-//
 // Package errplacement has //crontab: directives everywhere but in the
 // doc comment of a type declaration; each one is an error.
+//
+//crontab:name=package-doc
 package errplacement
 
 import "context"
