@@ -328,3 +328,90 @@ func TestRunTimeTasks(t *testing.T) {
 		}
 	}
 }
+
+func TestHistoryIsBoundedByCountAndAge(t *testing.T) {
+	t.Parallel()
+	// runTen runs ten jobs with the given bounds, a record three hours old
+	// at the tail of the history first, and returns the history.
+	runTen := func(t *testing.T, records int, age time.Duration) ([]Record, time.Duration) {
+		rdb := redistest.Start(t).Client(t)
+		ctx := context.Background()
+		k := newKeys("crontab")
+		reg := smsRegistry(t, 0)
+		old := Record{Task: "sms", Fire: time.Now().Add(-3 * time.Hour), End: time.Now().Add(-3 * time.Hour), Outcome: OutcomeOK}
+		rdb.RPush(ctx, k.history("sms"), old.encode())
+		runScheduler(t, rdb, reg, WithHistory(records, age))
+		c := NewClient(rdb, reg)
+		to := t.Name() + newJobID() // unique across -count runs
+		for i := range 10 {
+			if _, err := c.Enqueue(ctx, smsJob{To: to, Text: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 5*time.Second, "the jobs and their records", func() bool {
+			st, _ := c.Stats(ctx, "sms")
+			return len(smsRuns(to)) == 10 && st.Runs == 10
+		})
+		hist, err := c.History(ctx, "sms", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl, _ := rdb.PTTL(ctx, k.history("sms")).Result()
+		return hist, ttl
+	}
+	t.Run("count", func(t *testing.T) {
+		t.Parallel()
+		hist, _ := runTen(t, 3, 7*24*time.Hour)
+		if len(hist) != 3 {
+			t.Errorf("history holds %d records, want the cap of 3", len(hist))
+		}
+	})
+	t.Run("age", func(t *testing.T) {
+		t.Parallel()
+		hist, ttl := runTen(t, 100, time.Hour)
+		if len(hist) != 10 {
+			t.Errorf("history holds %d records, want the 10 new ones (the 3h-old one dropped by the 1h age)", len(hist))
+		}
+		for _, r := range hist {
+			if r.End.Before(time.Now().Add(-time.Hour)) {
+				t.Errorf("a record older than the age bound survived: %+v", r)
+			}
+		}
+		if ttl <= 0 || ttl > time.Hour {
+			t.Errorf("history key TTL %v, want it to expire within the age bound (1h)", ttl)
+		}
+	})
+}
+
+func TestDeadLettersAreBounded(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	k := newKeys("crontab")
+	reg := smsRegistry(t, 0)
+	runScheduler(t, rdb, reg, WithDeadLetters(2))
+	c := NewClient(rdb, reg)
+	to := t.Name() + newJobID() // unique across -count runs
+	for i := range 4 {
+		if _, err := c.Enqueue(ctx, smsJob{To: to, Text: fmt.Sprintf("fail %d", i)}, In(time.Duration(i)*100*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "the failing jobs", func() bool { return len(smsRuns(to)) == 4 })
+	waitFor(t, 5*time.Second, "their acks", func() bool {
+		st, _ := c.Stats(ctx, "sms")
+		return st.Failures == 4
+	})
+	if n, _ := rdb.ZCard(ctx, k.dead()).Result(); n != 2 {
+		t.Errorf("%d dead jobs, want the cap of 2", n)
+	}
+	if n, _ := rdb.HLen(ctx, k.deadData()).Result(); n != 2 {
+		t.Errorf("%d dead-job records, want 2 (dropped ids keep no data)", n)
+	}
+	dead, _ := c.DeadJobs(ctx, 0)
+	for _, d := range dead {
+		if d.Error != "gateway down" {
+			t.Errorf("dead job %+v", d)
+		}
+	}
+}

@@ -26,8 +26,12 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 			t.Errorf("task hash lacks the seed field %q", f)
 		}
 	}
-	if got := hget(t, rdb, name, "interval"); got == "" || got == "every:1h" {
-		t.Logf("interval = %q", got)
+	hourly, err := Parse("every:1h", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hget(t, rdb, name, "interval"), Describe(hourly); got != want || got == "" {
+		t.Errorf("interval = %q, want the readable %q", got, want)
 	}
 	next1, _ := strconv.ParseInt(hget(t, rdb, name, "next_run"), 10, 64)
 	created := hget(t, rdb, name, "created_at")
