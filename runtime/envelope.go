@@ -5,12 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // decodeEnvelope decodes a job's envelope as stored in jobs:data. An
 // envelope that is not a JSON object, or names no task, is an error: the
 // job can never run and is dead-lettered.
+//
+// Envelopes as the client writes them take a fast path that reads the
+// fixed shape by hand (encoding/json's reflection was a quarter of the CPU
+// of draining a burst); anything else, or anything the fast path is unsure
+// of, goes through encoding/json, with the same result.
 func decodeEnvelope(raw string) (envelope, error) {
+	if env, ok := decodeEnvelopeFast(raw); ok {
+		return env, nil
+	}
 	var env envelope
 	if err := json.Unmarshal([]byte(raw), &env); err != nil {
 		return envelope{}, fmt.Errorf("bad job envelope %q: %v", truncate(raw, 200), err)
@@ -50,4 +59,136 @@ func decodePayload(reg *registered, payload json.RawMessage) (task TaskInterface
 func badEnvelope(raw string) envelope {
 	b, _ := json.Marshal(raw) // a string always encodes
 	return envelope{Task: "?", Payload: b}
+}
+
+// decodeEnvelopeFast decodes raw when it has exactly the shape the client
+// writes: {"task":"name","payload":value,"retries":n,"enqueued":n}, in
+// that order, without whitespace, payload, retries and enqueued optional,
+// the name plain printable ASCII without escapes, the payload any valid
+// JSON but null. It reports false for anything else, without an error: the
+// caller then decodes with encoding/json.
+func decodeEnvelopeFast(raw string) (envelope, bool) {
+	const head = `{"task":"`
+	if !strings.HasPrefix(raw, head) {
+		return envelope{}, false
+	}
+	i := len(head)
+	start := i
+	for ; i < len(raw) && raw[i] != '"'; i++ {
+		if c := raw[i]; c < 0x20 || c >= 0x80 || c == '\\' {
+			return envelope{}, false
+		}
+	}
+	if i == len(raw) || i == start {
+		return envelope{}, false
+	}
+	env := envelope{Task: raw[start:i]}
+	rest := raw[i+1:]
+	if r, ok := strings.CutPrefix(rest, `,"payload":`); ok {
+		n := jsonValueEnd(r)
+		if n <= 0 || r[0] == 'n' || !json.Valid([]byte(r[:n])) {
+			return envelope{}, false
+		}
+		env.Payload = json.RawMessage(r[:n])
+		rest = r[n:]
+	}
+	if r, ok := strings.CutPrefix(rest, `,"retries":`); ok {
+		v, n, ok := jsonInt(r)
+		if !ok || int64(int(v)) != v {
+			return envelope{}, false
+		}
+		retries := int(v)
+		env.Retries = &retries
+		rest = r[n:]
+	}
+	if r, ok := strings.CutPrefix(rest, `,"enqueued":`); ok {
+		v, n, ok := jsonInt(r)
+		if !ok {
+			return envelope{}, false
+		}
+		env.Enqueued = v
+		rest = r[n:]
+	}
+	return env, rest == "}"
+}
+
+// jsonValueEnd returns the length of the JSON value at the start of s,
+// assuming it is valid (the caller checks), or 0 when s ends inside it.
+func jsonValueEnd(s string) int {
+	if s == "" {
+		return 0
+	}
+	switch s[0] {
+	case '"':
+		return jsonStringEnd(s)
+	case '{', '[':
+		depth := 0
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				n := jsonStringEnd(s[i:])
+				if n == 0 {
+					return 0
+				}
+				i += n - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return 0
+	case ' ', '\t', '\n', '\r':
+		return 0 // encoding/json would drop the whitespace
+	default: // a number, true or false: up to the next delimiter
+		i := 0
+		for i < len(s) && !strings.ContainsRune(",} \t\n\r", rune(s[i])) {
+			i++
+		}
+		return i
+	}
+}
+
+// jsonStringEnd returns the length of the JSON string at the start of s
+// (its quotes included), or 0 when it is not closed.
+func jsonStringEnd(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// jsonInt reads a JSON integer of at most 18 digits at the start of s (so
+// that it cannot overflow int64) and returns it and its length.
+func jsonInt(s string) (int64, int, bool) {
+	i, neg := 0, false
+	if i < len(s) && s[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	var v int64
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		v = v*10 + int64(s[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 || (digits > 1 && s[start] == '0') {
+		return 0, 0, false
+	}
+	if i < len(s) && (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
+		return 0, 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
 }
