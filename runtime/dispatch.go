@@ -72,9 +72,9 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 // millisecond to the lag of every fire.
 const preciseTail = 2 * time.Millisecond
 
-// sleep waits d, or until ctx ends or a message arrives on the wake channel
-// (which it reports). The last preciseTail of it does not see either: a
-// wake or a stop is at most that late.
+// sleep waits d, or until ctx ends, a message arrives on the wake channel
+// (which it reports), or a worker frees up for claimed jobs that wait. The
+// last preciseTail of it does not see these: they are at most that late.
 func (s *Scheduler) sleep(ctx context.Context, d time.Duration) (woken bool) {
 	until := time.Now().Add(d)
 	if d > preciseTail {
@@ -85,6 +85,8 @@ func (s *Scheduler) sleep(ctx context.Context, d time.Duration) (woken bool) {
 			return false
 		case <-s.wakeCh:
 			return true
+		case <-s.jobs.kick:
+			return false
 		case <-timer.C:
 		}
 	}
@@ -191,8 +193,9 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 			heads.ahead = &aheadFires{at: next, read: now, fires: fires}
 		}
 	}
+	used += s.startWaiting(limit - used)
 	if !heads.job.fresh(now, s.opts.maxSleep) {
-		next, started, err := s.claimJobs(ctx, limit-used)
+		next, started, err := s.claimJobs(ctx, limit-used, s.prefetchRoom())
 		used += started
 		heads.job = queueHead{next: next, read: now}
 		if err != nil || next == 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,33 +22,59 @@ type jobRun struct {
 	env     envelope
 	raw     string // the envelope as stored
 	reg     *registered
+	claimed time.Time
 }
 
-// claimJobs claims up to limit due jobs and starts their handlers. It
+// claimJobs claims up to limit+room due jobs: it starts limit of them on
+// the worker slots the dispatch loop holds, and keeps the rest (room at
+// most) waiting for a worker in this process (see jobRunner.waiting). It
 // returns the due time (unix ms) of the next job: 0 when there may be more
 // due now, -1 when the queue is empty; and how many it started.
-func (s *Scheduler) claimJobs(ctx context.Context, limit int) (int64, int, error) {
+func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int, error) {
 	if limit <= 0 {
 		return 0, 0, nil
 	}
+	want := limit + room
 	res, err := claimJobsScript.Run(ctx, s.rdb,
 		[]string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.inflight(), s.keys.owners()},
-		limit, s.jobLease().Milliseconds(), s.id).Slice()
+		want, s.jobLease().Milliseconds(), s.id).Slice()
 	if err != nil {
 		return 0, 0, err
 	}
-	started := 0
+	claimed := make([]*jobRun, 0, (len(res)-1)/4)
+	now := time.Now()
 	for i := 1; i+3 < len(res); i += 4 {
 		id, _ := res[i].(string)
 		dueStr, _ := res[i+1].(string)
 		attempt, _ := res[i+2].(int64)
 		raw, _ := res[i+3].(string)
 		due, _ := strconv.ParseFloat(dueStr, 64)
-		s.startJob(&jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw})
-		started++
+		claimed = append(claimed, &jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw, claimed: now})
 	}
-	claimed := (len(res) - 1) / 4
-	if claimed == limit {
+	s.mu.Lock()
+	for _, j := range claimed {
+		s.inflightJobs[j.id] = struct{}{}
+	}
+	s.mu.Unlock()
+	started := 0
+	var overflow []*jobRun
+	for _, j := range claimed {
+		if started < limit {
+			s.startJob(j)
+			started++
+			continue
+		}
+		s.jobs.credit.Add(-1)
+		select {
+		case s.jobs.waiting <- j:
+		default: // maintenance refilled the room meanwhile
+			overflow = append(overflow, j)
+		}
+	}
+	if len(overflow) > 0 {
+		go s.giveBack(overflow)
+	}
+	if (len(res)-1)/4 == want {
 		return 0, started, nil
 	}
 	next := int64(-1)
@@ -58,15 +85,134 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit int) (int64, int, error
 	return next, started, nil
 }
 
+// prefetchRoom is how many jobs the next claim may take beyond the free
+// workers: the credit of jobs finished and not yet replaced by a job
+// claimed ahead, as far as the waiting queue has room. So a process claims
+// ahead only what it has shown it runs: in a burst of short jobs each claim
+// takes a full batch while the workers run the previous one, and a process
+// busy with long jobs claims little more than it has free workers.
+func (s *Scheduler) prefetchRoom() int {
+	credit := s.jobs.credit.Load()
+	if space := int64(cap(s.jobs.waiting) - len(s.jobs.waiting)); credit > space {
+		return int(space)
+	}
+	return int(credit)
+}
+
+// startWaiting starts up to limit claimed jobs that wait for a worker, on
+// worker slots the dispatch loop holds, and returns how many it started.
+func (s *Scheduler) startWaiting(limit int) int {
+	n := 0
+	for n < limit {
+		select {
+		case j := <-s.jobs.waiting:
+			s.startJob(j)
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// freeWorker is called when a job's handler returns, on the worker slot
+// it held: the slot goes to the next claimed job waiting for a worker
+// while more than half the waiting room is full, or else back to the
+// dispatch loop, which starts a waiting job on it and claims more: so the
+// next claim is under way while the workers still have jobs. While the
+// scheduler stops, waiting jobs are left to be given back.
+func (s *Scheduler) freeWorker() {
+	if s.jobs.credit.Add(1) > int64(cap(s.jobs.waiting)) {
+		s.jobs.credit.Store(int64(cap(s.jobs.waiting)))
+	}
+	if s.runCtx.Err() == nil && !s.jobs.closing.Load() && len(s.jobs.waiting) > cap(s.jobs.waiting)/2 {
+		select {
+		case j := <-s.jobs.waiting:
+			s.startJob(j)
+			return
+		default:
+		}
+	}
+	s.slots <- struct{}{}
+	if len(s.jobs.waiting) > 0 {
+		select { // the dispatch loop may be asleep: the waiting jobs need it
+		case s.jobs.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// maxJobWait is how long a claimed job waits for a worker in this process
+// before maintenance gives it back to the queue, for any process to take.
+const maxJobWait = time.Second
+
+// giveBackWaiting puts claimed jobs that still wait for a worker back in
+// the queue, due at once, their attempt not counted: all of them (when the
+// scheduler stops) or those that waited longer than maxJobWait. It returns
+// once Redis has them.
+func (s *Scheduler) giveBackWaiting(all bool) {
+	var back, keep []*jobRun
+	for {
+		select {
+		case j := <-s.jobs.waiting:
+			if all || s.jobs.closing.Load() || time.Since(j.claimed) > maxJobWait {
+				back = append(back, j)
+			} else {
+				keep = append(keep, j)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	for _, j := range keep {
+		select {
+		case s.jobs.waiting <- j:
+		default: // the dispatch loop refilled the room meanwhile
+			back = append(back, j)
+		}
+	}
+	s.giveBack(back)
+}
+
+// giveBack puts claimed jobs that have not started back in the queue, due
+// at once, their attempt not counted, and returns once Redis has them.
+func (s *Scheduler) giveBack(back []*jobRun) {
+	if len(back) == 0 {
+		return
+	}
+	due := ms(s.clock.Now())
+	acks := make([]*jobAck, len(back))
+	for i, j := range back {
+		j.env.Task = "?" // not decoded: only its id and action are written
+		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
+		s.jobs.acks.add(s, acks[i])
+	}
+	for i, a := range acks {
+		<-a.done
+		s.mu.Lock()
+		delete(s.inflightJobs, back[i].id)
+		s.mu.Unlock()
+	}
+	s.log.Debug("claimed jobs given back: no worker took them", "jobs", len(back))
+}
+
 // jobLease is how long a claimed job stays with its process without a
 // renewal; maintenance renews it every heartbeat.
 func (s *Scheduler) jobLease() time.Duration { return 2 * s.opts.processTTL }
 
-// jobRunner is the job side of a Scheduler: idle job goroutines and the
-// queue of acks.
+// jobRunner is the job side of a Scheduler: idle job goroutines, claimed
+// jobs waiting for a worker, and the queue of acks.
 type jobRunner struct {
 	idle chan *jobRun // unbuffered: a send succeeds when a goroutine is idle
-	acks ackQueue
+	// waiting holds jobs claimed ahead of free workers (at most a batch);
+	// a worker whose handler returns takes the next one. They are in
+	// flight (leased to this process, their leases renewed) meanwhile.
+	waiting chan *jobRun
+	credit  atomic.Int64  // jobs finished less jobs claimed ahead (see prefetchRoom)
+	kick    chan struct{} // ends the dispatch loop's sleep: jobs wait and a worker is free
+	closing atomic.Bool   // set when the dispatch loop has stopped
+	acks    ackQueue
 }
 
 // jobGoroutineIdle is how long a job goroutine waits for the next job
@@ -74,11 +220,10 @@ type jobRunner struct {
 // per job spends more time growing its stack than running a small handler.
 const jobGoroutineIdle = time.Second
 
-// startJob runs j on an idle job goroutine, or a new one; the dispatch loop
-// holds a worker slot for it.
+// startJob runs j, which is in inflightJobs, on an idle job goroutine, or
+// a new one, on a worker slot the caller holds.
 func (s *Scheduler) startJob(j *jobRun) {
 	s.mu.Lock()
-	s.inflightJobs[j.id] = struct{}{}
 	if s.jobs.idle == nil {
 		s.jobs.idle = make(chan *jobRun)
 	}
@@ -167,7 +312,7 @@ func (s *Scheduler) executeJob(j *jobRun) {
 func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record) {
 	a := &jobAck{j: j, action: action, due: due, rec: rec, done: make(chan struct{})}
 	s.jobs.acks.add(s, a)
-	s.slots <- struct{}{} // the handler is done: the worker may take the next job
+	s.freeWorker() // the handler is done: the worker may take the next job
 	<-a.done
 	s.mu.Lock()
 	delete(s.inflightJobs, j.id)

@@ -46,6 +46,7 @@ func (s *Scheduler) maintain(ctx context.Context) {
 		}
 		s.renew(ctx)
 		s.renewJobs(ctx)
+		s.giveBackWaiting(false)
 		if time.Since(lastSync) > 10*time.Second {
 			lastSync = time.Now()
 			if err := s.clock.Sync(ctx, 3); err != nil {

@@ -116,7 +116,10 @@ func WithMaxSleep(d time.Duration) Option {
 }
 
 // WithBatch is how many due entries one claim takes. The default is 256;
-// zero or less keeps the default.
+// zero or less keeps the default. It also bounds the jobs a process claims
+// ahead of its free workers, as many as it has finished since its previous
+// claim: a job claimed ahead that no worker takes within a second, or that
+// has not started when the scheduler stops, is given back to the queue.
 func WithBatch(n int) Option {
 	return func(o *options) {
 		if n > 0 {

@@ -76,6 +76,8 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	for range o.workers {
 		s.slots <- struct{}{}
 	}
+	s.jobs.waiting = make(chan *jobRun, o.batch)
+	s.jobs.kick = make(chan struct{}, 1)
 	return s, nil
 }
 
@@ -113,7 +115,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	close(s.started)
 
 	s.dispatch(ctx)
+	s.jobs.closing.Store(true)
 	bg.Wait()
+	s.giveBackWaiting(true)
 	return s.shutdown()
 }
 
