@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -537,7 +538,9 @@ func (s *Scheduler) report(ctx context.Context, info RunInfo, start time.Time, c
 			h(ctx, info, err)
 		}
 	} else {
-		s.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", cost.String())
+		if s.log.Enabled(ctx, slog.LevelDebug) { // the arguments cost allocations even when not logged
+			s.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", cost.String())
+		}
 		if h := s.opts.hooks.Executed; h != nil {
 			h(ctx, info, cost)
 		}
