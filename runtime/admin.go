@@ -342,7 +342,8 @@ type JobInfo struct {
 	Retries int
 	// Due is when a pending job is due.
 	Due time.Time
-	// Attempts counts the attempts claimed so far.
+	// Attempts counts the attempts made so far, a running job's own
+	// included.
 	Attempts int
 	// Owner is the process running a running job; LeaseUntil when its
 	// lease ends unless renewed.
@@ -387,10 +388,12 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
 	return out, nil
 }
 
-// scanJobs pages through one state's ZSET, keeping the jobs of task (all
-// when empty), up to limit.
+// scanJobs pages through one state's jobs (the pending and dead ZSETs by
+// rank, the owners of running jobs with HSCAN), keeping the jobs of task
+// (all when empty), up to limit.
 func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit int) ([]JobInfo, error) {
 	var out []JobInfo
+	cursor := uint64(0)
 	for start := int64(0); ; start += jobPage {
 		var zs []redis.Z
 		var err error
@@ -398,7 +401,7 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 		case JobPending:
 			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.jobs(), start, start+jobPage-1).Result()
 		case JobRunning:
-			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.inflight(), start, start+jobPage-1).Result()
+			zs, cursor, err = c.runningPage(ctx, cursor)
 		case JobDead:
 			zs, err = c.rdb.ZRevRangeWithScores(ctx, c.keys.dead(), start, start+jobPage-1).Result()
 		}
@@ -418,10 +421,33 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 				return out, nil
 			}
 		}
-		if len(zs) < jobPage {
+		if (st == JobRunning && cursor == 0) || (st != JobRunning && len(zs) < jobPage) {
 			return out, nil
 		}
 	}
+}
+
+// runningPage reads one HSCAN page of the running jobs: their ids, scored
+// by the lease deadline of the claim that delivered them, and the cursor
+// of the next page (0 after the last).
+func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uint64, error) {
+	kv, next, err := c.rdb.HScan(ctx, c.keys.owners(), cursor, "", jobPage).Result()
+	if err != nil || len(kv) == 0 {
+		return nil, next, err
+	}
+	claims := make([]string, 0, len(kv)/2)
+	for i := 1; i < len(kv); i += 2 {
+		claims = append(claims, kv[i])
+	}
+	leases, err := c.rdb.ZMScore(ctx, c.keys.leases(), claims...).Result()
+	if err != nil {
+		return nil, next, err
+	}
+	zs := make([]redis.Z, 0, len(claims))
+	for i := range claims {
+		zs = append(zs, redis.Z{Member: kv[2*i], Score: leases[i]})
+	}
+	return zs, next, nil
 }
 
 // readJobs reads the data of jobs in one state, in order; ids whose data
@@ -462,10 +488,14 @@ func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]Job
 			j.Due = fromMS(int64(zs[i].Score))
 		case JobRunning:
 			j.LeaseUntil = fromMS(int64(zs[i].Score))
-			j.Owner, _ = owners.Val()[i].(string)
+			claim, _ := owners.Val()[i].(string)
+			j.Owner = claimProcess(claim)
 		}
 		if attempts != nil {
 			j.Attempts = int(atoi(attempts.Val()[i]))
+			if st == JobRunning {
+				j.Attempts++ // the one under way
+			}
 		}
 		out = append(out, j)
 	}
@@ -496,11 +526,10 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 // Job returns one job, pending, running or dead. The error wraps
 // ErrNotFound when there is none (it ran, was cancelled or never existed).
 func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
-	var pending, inflight, dead *redis.FloatCmd
+	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
 	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
 		pending = pipe.ZScore(ctx, c.keys.jobs(), id)
-		inflight = pipe.ZScore(ctx, c.keys.inflight(), id)
 		dead = pipe.ZScore(ctx, c.keys.dead(), id)
 		data = pipe.HGet(ctx, c.keys.jobData(), id)
 		deadData = pipe.HGet(ctx, c.keys.deadData(), id)
@@ -517,9 +546,14 @@ func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
 		j := jobInfo(id, JobPending, data.Val())
 		j.Due, j.Attempts = fromMS(int64(pending.Val())), attempts
 		return j, nil
-	case inflight.Err() == nil && data.Err() == nil:
+	case owner.Err() == nil && data.Err() == nil:
 		j := jobInfo(id, JobRunning, data.Val())
-		j.LeaseUntil, j.Owner, j.Attempts = fromMS(int64(inflight.Val())), owner.Val(), attempts
+		j.Owner, j.Attempts = claimProcess(owner.Val()), attempts+1
+		lease, err := c.rdb.ZScore(ctx, c.keys.leases(), owner.Val()).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
+		}
+		j.LeaseUntil = fromMS(int64(lease))
 		return j, nil
 	case dead.Err() == nil && deadData.Err() == nil:
 		return jobInfo(id, JobDead, deadData.Val()), nil
@@ -626,7 +660,7 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 			pipe.SCard(ctx, c.keys.running()),
 			pipe.ZCard(ctx, c.keys.jobs()),
 			pipe.ZCount(ctx, c.keys.jobs(), "-inf", nowS),
-			pipe.ZCard(ctx, c.keys.inflight()),
+			pipe.HLen(ctx, c.keys.owners()),
 			pipe.ZCard(ctx, c.keys.dead()),
 			pipe.ZCount(ctx, c.keys.processes(), alive, "+inf"),
 		}

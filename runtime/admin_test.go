@@ -377,8 +377,8 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	rdb.SAdd(ctx, k.running(), runID)
 	rdb.Set(ctx, k.run(runID), leaseValue("ghost", name, fire, fire), time.Minute)
 	rdb.HSet(ctx, k.jobData(), "j1", `{"task":"unknown type"}`)
-	rdb.ZAdd(ctx, k.inflight(), redisZ(time.Now().Add(-time.Second).UnixMilli(), "j1"))
-	rdb.HSet(ctx, k.owners(), "j1", "ghost")
+	rdb.ZAdd(ctx, k.leases(), redisZ(time.Now().Add(-time.Second).UnixMilli(), "ghost#1"))
+	rdb.HSet(ctx, k.owners(), "j1", "ghost#1")
 	select {
 	case run := <-abandoned:
 		if run.Task != name || run.Process != "ghost" || run.Fire.UnixMilli() != fire {

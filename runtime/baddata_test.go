@@ -154,7 +154,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	stopAll := time.Now()
 	waitFor(t, 10*time.Second, "every job delivery to be acked", func() bool {
-		return rdb.ZCard(ctx, k.inflight()).Val() == 0
+		return rdb.HLen(ctx, k.owners()).Val() == 0 && rdb.ZCard(ctx, k.leases()).Val() == 0
 	})
 
 	// The healthy task fired every second, once.

@@ -224,14 +224,14 @@ func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) 
 const enqueueBatch = 500
 
 func (c *Client) enqueueKeys() []string {
-	return []string{c.keys.jobs(), c.keys.jobData(), c.keys.inflight(), c.keys.dead()}
+	return []string{c.keys.jobs(), c.keys.jobData(), c.keys.owners(), c.keys.dead()}
 }
 
 // Cancel removes a pending job, so it never runs. It returns an error
 // wrapping ErrNotFound when the job already ran, is running, was cancelled
 // or never existed.
 func (c *Client) Cancel(ctx context.Context, id string) error {
-	n, err := cancelScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.attempts(), c.keys.inflight()}, id).Int()
+	n, err := cancelScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.attempts(), c.keys.owners()}, id).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("crontab: cancel %q: %w", id, err)

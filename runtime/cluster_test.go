@@ -47,8 +47,8 @@ func TestClusterRunsEveryScript(t *testing.T) {
 	rdb.Set(ctx, k.run(ghostRun), leaseValue("ghost-process", "ghost", 1000, 1000), time.Minute)
 	env, _ := json.Marshal(envelope{Task: "sms", Payload: json.RawMessage(`{"to":"` + to + `","text":"redelivered"}`)})
 	rdb.HSet(ctx, k.jobData(), "ghost-job", string(env))
-	rdb.HSet(ctx, k.owners(), "ghost-job", "ghost-process")
-	rdb.ZAdd(ctx, k.inflight(), redis.Z{Score: 1000, Member: "ghost-job"})
+	rdb.HSet(ctx, k.owners(), "ghost-job", "ghost-process#1")
+	rdb.ZAdd(ctx, k.leases(), redis.Z{Score: 1000, Member: "ghost-process#1"})
 	// A static task no process declares any more: pruned.
 	rdb.HSet(ctx, k.task("gone"), "type", "gone", "source", sourceStatic, "next_run", 0)
 	rdb.SAdd(ctx, k.tasks(), "gone")

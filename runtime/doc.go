@@ -53,7 +53,9 @@
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
 //	{ns}:jobs           ZSET job id -> due (unix ms)
 //	{ns}:jobs:data      HASH job id -> envelope JSON
-//	{ns}:jobs:attempt, {ns}:jobs:inflight, {ns}:jobs:owner, {ns}:dead, {ns}:dead:data, {ns}:stats
+//	{ns}:jobs:owner     HASH job id -> id of the claim ("<process>#<n>") running it
+//	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
+//	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
 //	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside

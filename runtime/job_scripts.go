@@ -8,7 +8,7 @@ import "github.com/redis/go-redis/v9"
 // schedulers when one is due before the current head of the job queue. It
 // writes the batch with one variadic HSET and one ZADD.
 //
-// KEYS: jobs, jobs:data, jobs:inflight, dead
+// KEYS: jobs, jobs:data, jobs:owner, dead
 // ARGV: wake_channel, n, then n groups of id, envelope, at_ms (0: use
 // delay), delay_ms, check (1: fail when the id exists)
 // Returns the due time in ms of each job, or -1 for one whose id exists.
@@ -20,7 +20,7 @@ for i = 0, n - 1 do
   local o = 2 + 5 * i
   local id = ARGV[o + 1]
   if seen[id] or (ARGV[o + 5] == '1' and (redis.call('HEXISTS', KEYS[2], id) == 1 or
-      redis.call('ZSCORE', KEYS[3], id) or redis.call('ZSCORE', KEYS[4], id))) then
+      redis.call('HEXISTS', KEYS[3], id) == 1 or redis.call('ZSCORE', KEYS[4], id))) then
     out[i + 1] = -1
   else
     seen[id] = true
@@ -45,14 +45,18 @@ end
 return out
 `)
 
-// claimJobsScript pops up to limit due jobs, oldest first, into the
-// in-flight set under a lease, and counts the attempt. It sends Redis a
-// fixed number of variadic commands whatever the batch size (limit must stay
-// under Lua's unpack bound of about 8000 values: WithBatch caps it).
+// claimJobsScript pops up to limit due jobs, oldest first, and leases them
+// to this claim: each job's owner is the claim id, and the claim has one
+// lease (jobs:lease), renewed by the process and removed with its last
+// ack, so a job costs one owner field and no lease entry of its own. It
+// sends Redis a fixed number of variadic commands whatever the batch size
+// (limit must stay under Lua's unpack bound of about 8000 values: WithBatch
+// caps it).
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:inflight, jobs:owner
-// ARGV: limit, lease_ms, process
-// Returns {next_due_or_-1, id1, due1, attempt1, envelope1, id2, ...}.
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner
+// ARGV: limit, lease_ms, claim_id
+// Returns {next_due_or_-1, id1, due1, attempt1, envelope1, id2, ...}; the
+// attempt counts this delivery.
 var claimJobsScript = redis.NewScript(luaNow + `
 local out = {-1}
 local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]), 'WITHSCORES')
@@ -61,29 +65,23 @@ if #due > 0 then
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   redis.call('ZREM', KEYS[1], unpack(ids))
   local envs = redis.call('HMGET', KEYS[2], unpack(ids))
-  local atts = redis.call('HMGET', KEYS[3], unpack(ids))
-  local lease = now + tonumber(ARGV[2])
-  local inflight, owners, attempts = {}, {}, {}
+  local atts = {}
+  if redis.call('EXISTS', KEYS[3]) == 1 then atts = redis.call('HMGET', KEYS[3], unpack(ids)) end
+  local owners = {}
   for k, id in ipairs(ids) do
     local env = envs[k]
     if env then
-      local attempt = (tonumber(atts[k]) or 0) + 1
-      inflight[#inflight + 1] = lease
-      inflight[#inflight + 1] = id
       owners[#owners + 1] = id
       owners[#owners + 1] = ARGV[3]
-      attempts[#attempts + 1] = id
-      attempts[#attempts + 1] = attempt
       out[#out + 1] = id
       out[#out + 1] = due[2 * k]
-      out[#out + 1] = attempt
+      out[#out + 1] = (tonumber(atts[k]) or 0) + 1
       out[#out + 1] = env
     end
   end
-  if #inflight > 0 then
-    redis.call('ZADD', KEYS[4], unpack(inflight))
+  if #owners > 0 then
     redis.call('HSET', KEYS[5], unpack(owners))
-    redis.call('HSET', KEYS[3], unpack(attempts))
+    redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[3])
   end
 end
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -102,47 +100,51 @@ local function push_history_many(key, records, limit, age)
 end
 `
 
-// ackJobsScript ends a batch of deliveries, each only if this process still
-// owns it: done (ok, or failed for good: moved to the dead letters), put back
-// for a retry at due_ms, or released (put back at due_ms, its attempt not
-// counted). It keeps each type's totals and history. A batch costs a fixed
-// number of variadic commands plus one per retry, release or dead job.
+// ackJobsScript ends a batch of deliveries, each only if its claim still
+// owns it: done (ok, or failed for good: moved to the dead letters), put
+// back for a retry at due_ms (the failed attempt counted), or released (put
+// back at due_ms, its attempt not counted). It removes the leases of the
+// claims whose last job this batch ends, and keeps each type's totals and
+// history. A batch costs a fixed number of variadic commands plus one per
+// retry, release or dead job.
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:inflight, jobs:owner, dead,
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
 // dead:data, stats, then the history key of each type in the batch
-// ARGV: process, dead_limit, history_limit, history_age_ms, n, then n
-// groups of id, action (ok|retry|dead|release), due_ms, type (1-based index
-// into the types), record ("" when it would be trimmed anyway),
-// dead_envelope; then the name of each type
+// ARGV: dead_limit, history_limit, history_age_ms, n, n_types, n_claims,
+// then n groups of id, action (ok|retry|dead|release), due_ms, type (1-based
+// index into the types), claim (1-based index into the claims), record (""
+// when it would be trimmed anyway), dead_envelope; then the name of each
+// type; then each claim id; then the ids of the claims that end here
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
-local n = tonumber(ARGV[5])
+local n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local base = 6 + 7 * n
 local ids = {}
-for i = 0, n - 1 do ids[i + 1] = ARGV[6 + 6 * i] end
+for i = 0, n - 1 do ids[i + 1] = ARGV[7 + 7 * i] end
 local owners = redis.call('HMGET', KEYS[5], unpack(ids))
 local lost, mine, done = {}, {}, {}
 local runs, fails, recs = {}, {}, {}
 local dead = false
 for i = 0, n - 1 do
-  local o = 5 + 6 * i
-  local id, action, due, t, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[o + 5]
-  if owners[i + 1] ~= ARGV[1] then
+  local o = 6 + 7 * i
+  local id, action, due, t, claim, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[base + ntypes + tonumber(ARGV[o + 5])], ARGV[o + 6]
+  if owners[i + 1] ~= claim then
     lost[#lost + 1] = id
   else
     mine[#mine + 1] = id
     if action == 'release' then
-      if type(redis.pcall('HINCRBY', KEYS[3], id, -1)) == 'table' then redis.call('HSET', KEYS[3], id, 0) end
       redis.call('ZADD', KEYS[1], due, id)
     else
       runs[t] = (runs[t] or 0) + 1
       if action ~= 'ok' then fails[t] = (fails[t] or 0) + 1 end
       if action == 'retry' then
+        if type(redis.pcall('HINCRBY', KEYS[3], id, 1)) == 'table' then redis.call('HSET', KEYS[3], id, 1) end
         redis.call('ZADD', KEYS[1], due, id)
       else
         done[#done + 1] = id
         if action == 'dead' then
           redis.call('ZADD', KEYS[6], now, id)
-          redis.call('HSET', KEYS[7], id, ARGV[o + 6])
+          redis.call('HSET', KEYS[7], id, ARGV[o + 7])
           dead = true
         end
       end
@@ -153,73 +155,81 @@ for i = 0, n - 1 do
     end
   end
 end
-if #mine > 0 then
-  redis.call('ZREM', KEYS[4], unpack(mine))
-  redis.call('HDEL', KEYS[5], unpack(mine))
-end
+if #mine > 0 then redis.call('HDEL', KEYS[5], unpack(mine)) end
 if #done > 0 then
   redis.call('HDEL', KEYS[2], unpack(done))
-  redis.call('HDEL', KEYS[3], unpack(done))
+  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(done)) end
+end
+if #ARGV > base + ntypes + nclaims then
+  redis.call('ZREM', KEYS[4], unpack(ARGV, base + ntypes + nclaims + 1, #ARGV))
 end
 if dead then
-  local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[2])
+  local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[1])
   if over > 0 then
     local old = redis.call('ZRANGE', KEYS[6], 0, over - 1)
     redis.call('ZREMRANGEBYRANK', KEYS[6], 0, over - 1)
     redis.call('HDEL', KEYS[7], unpack(old))
   end
 end
-for t = 1, #KEYS - 8 do
-  local name = ARGV[5 + 6 * n + t]
+for t = 1, ntypes do
+  local name = ARGV[base + t]
   if runs[t] then
     incr(KEYS[8], name .. ':runs', runs[t])
     if fails[t] then incr(KEYS[8], name .. ':failures', fails[t]) end
   end
-  if recs[t] then push_history_many(KEYS[8 + t], recs[t], tonumber(ARGV[3]), tonumber(ARGV[4])) end
+  if recs[t] then push_history_many(KEYS[8 + t], recs[t], tonumber(ARGV[2]), tonumber(ARGV[3])) end
 end
 return lost
 `)
 
-// renewJobsScript extends the leases of in-flight jobs still owned by this
-// process.
+// renewJobsScript extends the leases of this process's claims that still
+// have a lease (the master removes an expired one when it delivers the
+// claim's jobs again).
 //
-// KEYS: jobs:inflight, jobs:owner
-// ARGV: process, lease_ms, id...
+// KEYS: jobs:lease
+// ARGV: lease_ms, claim_id...
 var renewJobsScript = redis.NewScript(luaNow + `
 local n = 0
-for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
-    redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[i])
-    n = n + 1
-  end
+for i = 2, #ARGV do
+  n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[i])
 end
 return n
 `)
 
-// redeliverScript puts jobs whose lease expired (their process died or
-// stalled) back in the queue, due now: at-least-once delivery.
+// redeliverScript puts the jobs of claims whose lease expired (their
+// process died or stalled) back in the queue, due now, the lost attempt
+// counted: at-least-once delivery. It reads every owner field, so its cost
+// is that of the jobs in flight, once per expired claim batch.
 //
-// KEYS: jobs, jobs:inflight, jobs:owner
-// ARGV: limit, not_after_ms (optional: it does nothing when run later)
-// Returns {id, owner, id, owner, ...} of the jobs put back.
+// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt
+// ARGV: limit (claims), not_after_ms (optional: it does nothing when run
+// later)
+// Returns {id, claim, id, claim, ...} of the jobs put back.
 var redeliverScript = redis.NewScript(luaNow + `
 local out = {}
 if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall): leases look expired
-local ids = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
-for _, id in ipairs(ids) do
-  local owner = redis.call('HGET', KEYS[3], id) or ''
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('HDEL', KEYS[3], id)
-  redis.call('ZADD', KEYS[1], now, id)
-  out[#out + 1] = id
-  out[#out + 1] = owner
+local claims = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
+if #claims == 0 then return out end
+local expired = {}
+for _, c in ipairs(claims) do expired[c] = true end
+local owners = redis.call('HGETALL', KEYS[3])
+for i = 1, #owners, 2 do
+  local id, claim = owners[i], owners[i + 1]
+  if expired[claim] then
+    redis.call('HDEL', KEYS[3], id)
+    redis.call('ZADD', KEYS[1], now, id)
+    if type(redis.pcall('HINCRBY', KEYS[4], id, 1)) == 'table' then redis.call('HSET', KEYS[4], id, 1) end
+    out[#out + 1] = id
+    out[#out + 1] = claim
+  end
 end
+redis.call('ZREM', KEYS[2], unpack(claims))
 return out
 `)
 
 // cancelScript removes a pending job.
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:inflight
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner
 // ARGV: id
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
@@ -229,7 +239,7 @@ if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[3], ARGV[1])
   return 1
 end
-if redis.call('ZSCORE', KEYS[4], ARGV[1]) then return 2 end
+if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 2 end
 return 0
 `)
 

@@ -69,7 +69,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	k := newKeys("crontab")
 	waitFor(t, 60*time.Second, "every job to be acked", func() bool {
 		pending, _ := rdb.ZCard(ctx, k.jobs()).Result()
-		inflight, _ := rdb.ZCard(ctx, k.inflight()).Result()
+		inflight, _ := rdb.ZCard(ctx, k.leases()).Result()
 		st, _ := c.Stats(ctx, "burst")
 		return pending == 0 && inflight == 0 && st.Runs == n
 	})

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +24,8 @@ type jobRun struct {
 	env     envelope
 	raw     string // the envelope as stored
 	reg     *registered
-	claimed time.Time
+	claim   string    // the id of the claim that delivered it, its owner in Redis
+	claimed time.Time // when
 }
 
 // claimJobs claims up to limit+room due jobs: it starts limit of them on
@@ -36,9 +38,10 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 		return 0, 0, nil
 	}
 	want := limit + room
+	claim := s.id + "#" + strconv.FormatUint(s.jobs.claimSeq.Add(1), 10)
 	res, err := claimJobsScript.Run(ctx, s.rdb,
-		[]string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.inflight(), s.keys.owners()},
-		want, s.jobLease().Milliseconds(), s.id).Slice()
+		[]string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.leases(), s.keys.owners()},
+		want, s.jobLease().Milliseconds(), claim).Slice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -50,13 +53,14 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 		attempt, _ := res[i+2].(int64)
 		raw, _ := res[i+3].(string)
 		due, _ := strconv.ParseFloat(dueStr, 64)
-		claimed = append(claimed, &jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw, claimed: now})
+		claimed = append(claimed, &jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw,
+			claim: claim, claimed: now})
 	}
-	s.mu.Lock()
-	for _, j := range claimed {
-		s.inflightJobs[j.id] = struct{}{}
+	if len(claimed) > 0 {
+		s.mu.Lock()
+		s.jobs.claims[claim] = len(claimed)
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	started := 0
 	var overflow []*jobRun
 	for _, j := range claimed {
@@ -189,11 +193,8 @@ func (s *Scheduler) giveBack(back []*jobRun) {
 		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
 		s.jobs.acks.add(s, acks[i])
 	}
-	for i, a := range acks {
+	for _, a := range acks {
 		<-a.done
-		s.mu.Lock()
-		delete(s.inflightJobs, back[i].id)
-		s.mu.Unlock()
 	}
 	s.log.Debug("claimed jobs given back: no worker took them", "jobs", len(back))
 }
@@ -214,6 +215,12 @@ type jobRunner struct {
 	kick    chan struct{} // ends the dispatch loop's sleep: jobs wait and a worker is free
 	closing atomic.Bool   // set when the dispatch loop has stopped
 	acks    ackQueue
+	// claimSeq numbers this process's claims.
+	claimSeq atomic.Uint64
+	// claims counts, by claim id, the jobs of each claim not yet acked; a
+	// claim leaves when its last ack is written. Maintenance renews the
+	// lease of every claim here. Guarded by Scheduler.mu.
+	claims map[string]int
 }
 
 // jobGoroutineIdle is how long a job goroutine waits for the next job
@@ -221,7 +228,7 @@ type jobRunner struct {
 // per job spends more time growing its stack than running a small handler.
 const jobGoroutineIdle = time.Second
 
-// startJob runs j, which is in inflightJobs, on an idle job goroutine, or
+// startJob runs j, a claimed job, on an idle job goroutine, or
 // a new one, on a worker slot the caller holds.
 func (s *Scheduler) startJob(j *jobRun) {
 	s.mu.Lock()
@@ -315,9 +322,6 @@ func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record) {
 	s.jobs.acks.add(s, a)
 	s.freeWorker() // the handler is done: the worker may take the next job
 	<-a.done
-	s.mu.Lock()
-	delete(s.inflightJobs, j.id)
-	s.mu.Unlock()
 }
 
 // backoff is the delay before retry number attempt: exponential from the
@@ -402,11 +406,13 @@ func (q *ackQueue) flush(s *Scheduler) {
 // leases expire). Of each type's history only the newest records that the
 // history keeps are sent.
 func (s *Scheduler) writeAcks(batch []*jobAck) {
-	keys := []string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.inflight(), s.keys.owners(),
+	keys := []string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.leases(), s.keys.owners(),
 		s.keys.dead(), s.keys.deadData(), s.keys.stats()}
 	typeIndex := map[string]int{}
-	var types []any
+	claimIndex := map[string]int{}
+	var types, claims, ending []any
 	recorded := map[string]int{} // per type: acks that leave a history record
+	s.mu.Lock()
 	for _, a := range batch {
 		t := a.j.env.Task
 		if _, ok := typeIndex[t]; !ok {
@@ -414,12 +420,30 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 			typeIndex[t] = len(types)
 			keys = append(keys, s.keys.history(t))
 		}
+		if _, ok := claimIndex[a.j.claim]; !ok {
+			claims = append(claims, a.j.claim)
+			claimIndex[a.j.claim] = len(claims)
+		}
 		if a.action != "release" {
 			recorded[t]++
 		}
+		if s.jobs.claims[a.j.claim]--; s.jobs.claims[a.j.claim] == 0 {
+			ending = append(ending, a.j.claim) // its lease goes with this batch
+		}
 	}
-	args := make([]any, 0, 5+6*len(batch)+len(types))
-	args = append(args, s.id, s.opts.deadLetters, s.opts.historyLen, s.opts.historyAge.Milliseconds(), len(batch))
+	s.mu.Unlock()
+	defer func() {
+		// Renewed until the ack is written: a claim leaves only then.
+		s.mu.Lock()
+		for _, c := range ending {
+			if s.jobs.claims[c.(string)] == 0 {
+				delete(s.jobs.claims, c.(string))
+			}
+		}
+		s.mu.Unlock()
+	}()
+	args := make([]any, 0, 6+7*len(batch)+len(types)+len(claims)+len(ending))
+	args = append(args, s.opts.deadLetters, s.opts.historyLen, s.opts.historyAge.Milliseconds(), len(batch), len(types), len(claims))
 	for _, a := range batch {
 		t := a.j.env.Task
 		rec := ""
@@ -438,9 +462,11 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 			b, _ := json.Marshal(env)
 			deadEnv = string(b)
 		}
-		args = append(args, a.j.id, a.action, a.due, typeIndex[t], rec, deadEnv)
+		args = append(args, a.j.id, a.action, a.due, typeIndex[t], claimIndex[a.j.claim], rec, deadEnv)
 	}
 	args = append(args, types...)
+	args = append(args, claims...)
+	args = append(args, ending...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
@@ -495,39 +521,51 @@ func (s *Scheduler) deadJob(j *jobRun, err error) {
 		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt})
 }
 
-// renewJobs extends the leases of this process's running jobs.
+// renewJobs extends the leases of this process's claims that have jobs in
+// flight.
 func (s *Scheduler) renewJobs(ctx context.Context) {
 	s.mu.Lock()
-	args := make([]any, 0, len(s.inflightJobs)+2)
-	args = append(args, s.id, s.jobLease().Milliseconds())
-	for id := range s.inflightJobs {
-		args = append(args, id)
+	args := make([]any, 0, len(s.jobs.claims)+1)
+	args = append(args, s.jobLease().Milliseconds())
+	for c := range s.jobs.claims {
+		args = append(args, c)
 	}
 	s.mu.Unlock()
-	if len(args) == 2 {
+	if len(args) == 1 {
 		return
 	}
-	if err := renewJobsScript.Run(ctx, s.rdb, []string{s.keys.inflight(), s.keys.owners()}, args...).Err(); err != nil && ctx.Err() == nil {
+	if err := renewJobsScript.Run(ctx, s.rdb, []string{s.keys.leases()}, args...).Err(); err != nil && ctx.Err() == nil {
 		s.log.Warn("renewing job leases failed", "err", err)
 	}
 }
 
-// redeliver puts jobs whose lease expired back in the queue (master duty).
+// redeliver puts the jobs of claims whose lease expired back in the queue
+// (master duty).
 func (s *Scheduler) redeliver(ctx context.Context) error {
-	res, err := redeliverScript.Run(ctx, s.rdb, []string{s.keys.jobs(), s.keys.inflight(), s.keys.owners()}, 1000, s.dutyDeadline(ctx)).StringSlice()
+	res, err := redeliverScript.Run(ctx, s.rdb, []string{s.keys.jobs(), s.keys.leases(), s.keys.owners(), s.keys.attempts()},
+		1000, s.dutyDeadline(ctx)).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	for i := 0; i+1 < len(res); i += 2 {
-		s.log.Warn("job delivered again: its process died or stalled", "job", res[i], "process", res[i+1])
+		process := claimProcess(res[i+1])
+		s.log.Warn("job delivered again: its process died or stalled", "job", res[i], "process", process)
 		if h := s.opts.hooks.Redelivered; h != nil {
-			h(ctx, res[i], res[i+1])
+			h(ctx, res[i], process)
 		}
 	}
 	if len(res) > 0 {
 		s.rdb.Publish(ctx, s.keys.wake(), "redeliver")
 	}
 	return nil
+}
+
+// claimProcess returns the process id of a claim id ("<process>#<n>").
+func claimProcess(claim string) string {
+	if i := strings.LastIndexByte(claim, '#'); i >= 0 {
+		return claim[:i]
+	}
+	return claim
 }
 
 // report calls the hooks and listeners of a finished run.

@@ -244,7 +244,7 @@ func TestUnknownJobTypeIsKept(t *testing.T) {
 	}
 	// Pending, or for a moment claimed by a process that is putting it back.
 	tx := rdb.TxPipeline() // both read at one moment
-	pend, flight := tx.ZScore(ctx, k.jobs(), id), tx.ZScore(ctx, k.inflight(), id)
+	pend, flight := tx.ZScore(ctx, k.jobs(), id), tx.HGet(ctx, k.owners(), id)
 	_, _ = tx.Exec(ctx)
 	if pendErr, flightErr := pend.Err(), flight.Err(); pendErr != nil && flightErr != nil {
 		t.Errorf("job of an unknown type is neither pending nor in flight: %v, %v", pendErr, flightErr)

@@ -24,9 +24,9 @@ import (
 //	P declared         ZSET task key -> when a live process last declared it (unix ms)
 //	P jobs             ZSET job id -> due (unix ms): pending delayed jobs
 //	P jobs:data        HASH job id -> envelope JSON {"task","payload","retries","enqueued"}
-//	P jobs:attempt     HASH job id -> attempts claimed so far
-//	P jobs:inflight    ZSET job id -> lease deadline (unix ms), renewed by the runner
-//	P jobs:owner       HASH job id -> process running it
+//	P jobs:attempt     HASH job id -> attempts made before (failed, or lost with their process)
+//	P jobs:lease       ZSET claim id -> lease deadline (unix ms) of the jobs of one claim, renewed by the runner
+//	P jobs:owner       HASH job id -> claim id ("<process>#<n>") of a job in flight
 //	P dead             ZSET job id -> when it failed for the last time (unix ms)
 //	P dead:data        HASH job id -> envelope JSON with the last error
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
@@ -56,7 +56,7 @@ func (k keys) declared() string          { return k.prefix + "declared" }
 func (k keys) jobs() string              { return k.prefix + "jobs" }
 func (k keys) jobData() string           { return k.prefix + "jobs:data" }
 func (k keys) attempts() string          { return k.prefix + "jobs:attempt" }
-func (k keys) inflight() string          { return k.prefix + "jobs:inflight" }
+func (k keys) leases() string            { return k.prefix + "jobs:lease" }
 func (k keys) owners() string            { return k.prefix + "jobs:owner" }
 func (k keys) dead() string              { return k.prefix + "dead" }
 func (k keys) deadData() string          { return k.prefix + "dead:data" }

@@ -87,8 +87,8 @@ func TestJobsClaimedAheadGoBackWhenStopping(t *testing.T) {
 	waitFor(t, 20*time.Second, "jobs claimed ahead", func() bool { return len(a.jobs.waiting) >= 4 })
 	stopA()
 	k := newKeys("crontab")
-	if leased, _ := rdb.ZCard(ctx, k.inflight()).Result(); leased != 0 {
-		t.Errorf("%d jobs still leased after the scheduler stopped", leased)
+	if leased, _ := rdb.ZCard(ctx, k.leases()).Result(); leased != 0 {
+		t.Errorf("%d claims still leased after the scheduler stopped", leased)
 	}
 	if owned, _ := rdb.HLen(ctx, k.owners()).Result(); owned != 0 {
 		t.Errorf("%d jobs still owned after the scheduler stopped", owned)

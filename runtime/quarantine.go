@@ -20,7 +20,7 @@ func singletonTypes(k keys) map[string]string {
 		k.jobs():      "zset",
 		k.jobData():   "hash",
 		k.attempts():  "hash",
-		k.inflight():  "zset",
+		k.leases():    "zset",
 		k.owners():    "hash",
 		k.dead():      "zset",
 		k.deadData():  "hash",

@@ -33,7 +33,6 @@ type Scheduler struct {
 
 	mu              sync.Mutex
 	inflight        map[string]*inflightRun // by run id
-	inflightJobs    map[string]struct{}     // job ids running here
 	unknownJobTypes onceSet                 // job types seen that this process lacks
 	ignored         map[string]int64        // due members this process cannot run, by score
 	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
@@ -59,25 +58,25 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		o.processID = defaultProcessID()
 	}
 	s := &Scheduler{
-		rdb:          client,
-		reg:          reg,
-		opts:         o,
-		keys:         newKeys(o.namespace),
-		log:          o.logger.With("process", o.processID),
-		clock:        newServerClock(client, o.localClock),
-		id:           o.processID,
-		wakeCh:       make(chan struct{}, 1),
-		slots:        make(chan struct{}, o.workers),
-		inflight:     make(map[string]*inflightRun),
-		inflightJobs: make(map[string]struct{}),
-		ignored:      make(map[string]int64),
-		started:      make(chan struct{}),
+		rdb:      client,
+		reg:      reg,
+		opts:     o,
+		keys:     newKeys(o.namespace),
+		log:      o.logger.With("process", o.processID),
+		clock:    newServerClock(client, o.localClock),
+		id:       o.processID,
+		wakeCh:   make(chan struct{}, 1),
+		slots:    make(chan struct{}, o.workers),
+		inflight: make(map[string]*inflightRun),
+		ignored:  make(map[string]int64),
+		started:  make(chan struct{}),
 	}
 	for range o.workers {
 		s.slots <- struct{}{}
 	}
 	s.jobs.waiting = make(chan *jobRun, o.batch)
 	s.jobs.kick = make(chan struct{}, 1)
+	s.jobs.claims = make(map[string]int)
 	return s, nil
 }
 

@@ -113,7 +113,9 @@ func TestSIGKILLMidJobDeliversAgain(t *testing.T) {
 	var owner string
 	deadline := time.Now().Add(10 * time.Second)
 	for owner == "" && time.Now().Before(deadline) {
-		owner, _ = rdb.HGet(ctx, "{crontab}:jobs:owner", id).Result()
+		if j, err := c.Job(ctx, id); err == nil && j.State == crontab.JobRunning {
+			owner = j.Owner
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if ws[owner] == nil {
