@@ -310,18 +310,25 @@ func (s *Scheduler) executeJob(j *jobRun) {
 			action = "dead"
 		}
 	}
-	s.endJob(j, action, due, rec)
-	s.report(ctx, info, start, cost, err)
+	s.endJob(j, action, due, rec, &jobReport{info: info, start: start, cost: cost, err: err})
 }
 
-// endJob gives j's worker slot back, queues its ack and waits until the
-// ack is written; until then j stays in flight here and its lease is
-// renewed.
-func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record) {
-	a := &jobAck{j: j, action: action, due: due, rec: rec, done: make(chan struct{})}
-	s.jobs.acks.add(s, a)
+// endJob queues j's ack and gives its worker slot back. The job stays in
+// flight, its lease renewed, until the ack is written; then the hooks and
+// listeners are told of rep (when not nil). Run waits for both.
+func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record, rep *jobReport) {
+	s.running.Add(1) // done once the ack is written and reported
+	s.jobs.acks.add(s, &jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
 	s.freeWorker() // the handler is done: the worker may take the next job
-	<-a.done
+}
+
+// jobReport is what the hooks and listeners are told of a job's run once
+// its ack is written.
+type jobReport struct {
+	info  RunInfo
+	start time.Time
+	cost  time.Duration
+	err   error
 }
 
 // backoff is the delay before retry number attempt: exponential from the
@@ -339,7 +346,10 @@ type jobAck struct {
 	action string // ok, retry, dead or release
 	due    int64  // retry or release: when it is due again (unix ms)
 	rec    Record
-	done   chan struct{} // closed once written (or given up on)
+	done   chan struct{} // when not nil: closed once written (or given up on)
+	report *jobReport    // when not nil: told to hooks and listeners once written
+	// counted: the ack holds a count of Scheduler.running (see endJob).
+	counted bool
 }
 
 // ackQueue batches the acks of finished jobs: one script call writes all
@@ -395,8 +405,20 @@ func (q *ackQueue) flush(s *Scheduler) {
 		q.cond.Broadcast()
 		q.mu.Unlock()
 		s.writeAcks(batch)
+		var reports []*jobAck
 		for _, a := range batch {
-			close(a.done)
+			if a.done != nil {
+				close(a.done)
+			}
+			switch {
+			case a.report != nil:
+				reports = append(reports, a)
+			case a.counted:
+				s.running.Done()
+			}
+		}
+		if len(reports) > 0 {
+			go s.reportAcked(reports)
 		}
 	}
 }
@@ -499,6 +521,18 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 	}
 }
 
+// reportAcked tells the hooks and listeners of runs whose acks are
+// written, in order, on one goroutine per batch of acks.
+func (s *Scheduler) reportAcked(acks []*jobAck) {
+	for _, a := range acks {
+		r := a.report
+		s.report(withRun(s.runCtx, r.info), r.info, r.start, r.cost, r.err)
+		if a.counted {
+			s.running.Done()
+		}
+	}
+}
+
 // releaseJob puts back a job whose type this process lacks, a little
 // later, for a process that has it. It is never dropped.
 func (s *Scheduler) releaseJob(j *jobRun) {
@@ -509,7 +543,7 @@ func (s *Scheduler) releaseJob(j *jobRun) {
 		s.log.Warn("job type not registered in this process; left for a process that has it",
 			"job", j.id, "task", j.env.Task)
 	}
-	s.endJob(j, "release", ms(s.clock.Now().Add(s.opts.maxSleep*5)), Record{})
+	s.endJob(j, "release", ms(s.clock.Now().Add(s.opts.maxSleep*5)), Record{}, nil)
 }
 
 // deadJob dead-letters a job that can never run (a corrupt envelope).
@@ -518,7 +552,7 @@ func (s *Scheduler) deadJob(j *jobRun, err error) {
 	j.env = badEnvelope(j.raw)
 	now := s.clock.Now()
 	s.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
-		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt})
+		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt}, nil)
 }
 
 // renewJobs extends the leases of this process's claims that have jobs in
