@@ -113,22 +113,37 @@ end
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
 // dead:data, stats, then the history key of each type in the batch
-// ARGV: dead_limit, history_limit, history_age_ms, n, n_types, n_claims,
-// then n groups of id, action (ok|retry|dead|release), due_ms, type (1-based
-// index into the types), claim (1-based index into the claims), record (""
-// when it would be trimmed anyway), dead_envelope; then the name of each
-// type; then each claim id; then the ids of the claims that end here
+// ARGV: dead_limit, history_limit, history_age_ms, n_plain, n, n_types,
+// n_claims; then n_plain groups of id, type (1-based index into the types),
+// claim (1-based index into the claims), of plain ok acks (no history
+// record: most of a burst); then n groups of id, action
+// (ok|retry|dead|release), due_ms, type, claim, record ("" when it would be
+// trimmed anyway), dead_envelope; then the name of each type; then each
+// claim id; then the ids of the claims that end here
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
-local n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local base = 6 + 7 * n
+local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local full = 7 + 3 * np
+local base = full + 7 * n
 local ours = {}
 for c = 1, nclaims do ours[c] = redis.call('ZSCORE', KEYS[4], ARGV[base + ntypes + c]) ~= false end
 local lost, mine, done = {}, {}, {}
 local runs, fails, recs = {}, {}, {}
 local dead = false
+for i = 0, np - 1 do
+  local o = 7 + 3 * i
+  local id = ARGV[o + 1]
+  if ours[tonumber(ARGV[o + 3])] then
+    local t = tonumber(ARGV[o + 2])
+    mine[#mine + 1] = id
+    done[#done + 1] = id
+    runs[t] = (runs[t] or 0) + 1
+  else
+    lost[#lost + 1] = id
+  end
+end
 for i = 0, n - 1 do
-  local o = 6 + 7 * i
+  local o = full + 7 * i
   local id, action, due, t, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[o + 6]
   if not ours[tonumber(ARGV[o + 5])] then
     lost[#lost + 1] = id
