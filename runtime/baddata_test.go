@@ -270,28 +270,41 @@ func must(t testing.TB, err error) {
 // TestAbsurdQueueScoreIsRepaired checks maintenance's repair of queue
 // scores that no scheduler writes (+inf, 1e300, NaN is refused by Redis):
 // they sort last, so the task would never come due; requeue puts the
-// entry back at the task's next_run.
+// entry back at the task's next_run, and a task missing from the queue back
+// at its next instant. Requeue reads scores with ZMSCORE, whose reply
+// differs between RESP2 (strings) and RESP3 (doubles): both are checked.
 func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
 	k := newKeys("crontab")
 	name := t.Name()
 	reg := registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)})
-	logs, logger := newLogCapture()
-	s, err := NewScheduler(rdb, reg, WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, s.clock.Sync(ctx, 3))
-	must(t, s.register(ctx))
-	next := hget(t, rdb, name, "next_run")
-	for _, score := range []float64{math.Inf(1), 1e300, -5} {
-		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: score, Member: name}).Err())
+	for _, proto := range []int{2, 3} {
+		opts := srv.Options()
+		opts.Protocol = proto
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		logs, logger := newLogCapture()
+		s, err := NewScheduler(rdb, reg, WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, s.clock.Sync(ctx, 3))
+		must(t, s.register(ctx))
+		next := hget(t, rdb, name, "next_run")
+		for _, score := range []float64{math.Inf(1), 1e300, -5} {
+			must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: score, Member: name}).Err())
+			must(t, s.requeue(ctx))
+			if got, _ := rdb.ZScore(ctx, k.queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
+				t.Errorf("RESP%d: score %v repaired to %v, want next_run %s", proto, score, got, next)
+			}
+		}
+		logs.expectLog(t, "absurd queue score replaced by the task's next_run")
+		must(t, rdb.ZRem(ctx, k.queue(), name).Err())
 		must(t, s.requeue(ctx))
-		if got, _ := rdb.ZScore(ctx, k.queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
-			t.Errorf("score %v repaired to %v, want next_run %s", score, got, next)
+		if _, err := rdb.ZScore(ctx, k.queue(), name).Result(); err != nil {
+			t.Errorf("RESP%d: task missing from the queue not requeued: %v", proto, err)
 		}
 	}
-	logs.expectLog(t, "absurd queue score replaced by the task's next_run")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -259,38 +260,63 @@ func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
 
 // requeue puts active and paused tasks that are not in the queue back in
 // it at their next future instant: tasks an operator enabled again, and
-// entries lost to bad data.
+// entries lost to bad data. It reads the queue scores of all tasks with
+// ZMSCORE, a command per thousand tasks, and the hashes only of the tasks
+// not queued, so a heartbeat costs little more than the task count.
 func (s *Scheduler) requeue(ctx context.Context) error {
 	members, err := s.rdb.SMembers(ctx, s.keys.tasks()).Result()
 	if err != nil || len(members) == 0 {
 		return err
 	}
-	type probe struct {
-		score *redis.FloatCmd
-		state *redis.SliceCmd
-	}
-	probes, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []probe {
-		ps := make([]probe, len(members))
-		for i, m := range members {
-			ps[i] = probe{pipe.ZScore(ctx, s.keys.queue(), m), pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)}
+	var unqueued []string
+	for chunk := range slices.Chunk(members, 1000) {
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, "ZMSCORE", s.keys.queue())
+		for _, m := range chunk {
+			args = append(args, m)
 		}
-		return ps
+		scores, err := s.rdb.Do(ctx, args...).Slice()
+		if err != nil {
+			return err
+		}
+		for i, m := range chunk {
+			var score float64
+			switch v := scores[i].(type) {
+			case float64: // RESP3
+				score = v
+			case string: // RESP2
+				if score, err = strconv.ParseFloat(v, 64); err != nil {
+					continue
+				}
+			default: // nil: not queued
+				unqueued = append(unqueued, m)
+				continue
+			}
+			if absurdScore(score) {
+				s.repairScore(ctx, m, score)
+			}
+		}
+	}
+	if len(unqueued) == 0 {
+		return nil
+	}
+	members = unqueued
+	states, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
+		cmds := make([]*redis.SliceCmd, len(members))
+		for i, m := range members {
+			cmds[i] = pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)
+		}
+		return cmds
 	})
 	if err != nil && err != redis.Nil && !isReplyError(err) {
 		return err
 	}
 	now := s.clock.Now()
 	for i, m := range members {
-		if score, err := probes[i].score.Result(); err == nil {
-			if absurdScore(score) {
-				s.repairScore(ctx, m, score)
-			}
-			continue // queued
-		}
-		if isReplyError(probes[i].state.Err()) {
+		if isReplyError(states[i].Err()) {
 			continue // not a hash: the dispatcher logs it when it is due
 		}
-		vals := probes[i].state.Val()
+		vals := states[i].Val()
 		if allNil(vals) {
 			s.rdb.SRem(ctx, s.keys.tasks(), m)
 			continue
