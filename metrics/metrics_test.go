@@ -187,3 +187,16 @@ func TestCollectorReportsRedisErrors(t *testing.T) {
 		t.Error("a scrape with Redis away did not fail")
 	}
 }
+
+func TestPrefixAndConstLabels(t *testing.T) {
+	m := metrics.New(metrics.WithPrefix("billing"), metrics.WithConstLabels(prometheus.Labels{"namespace": "b"}))
+	m.Hooks(crontab.Hooks{}).Abandoned(context.Background(), crontab.RunInfo{Task: "t"})
+	want := `
+# HELP billing_abandoned_runs_total Runs whose process died before they finished (counted by the master process).
+# TYPE billing_abandoned_runs_total counter
+billing_abandoned_runs_total{namespace="b",task="t"} 1
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "billing_abandoned_runs_total"); err != nil {
+		t.Error(err)
+	}
+}

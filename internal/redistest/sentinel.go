@@ -185,9 +185,6 @@ func (d *Sentinel) Master() *Server { return d.master }
 // Replica returns the server started as the replica.
 func (d *Sentinel) Replica() *Server { return d.replica }
 
-// Sentinels returns the three sentinel servers.
-func (d *Sentinel) Sentinels() []*Server { return append([]*Server(nil), d.sentinels...) }
-
 // SentinelAddrs returns the "127.0.0.1:PORT" addresses of the sentinels.
 func (d *Sentinel) SentinelAddrs() []string {
 	addrs := make([]string, len(d.sentinels))
