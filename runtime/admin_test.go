@@ -251,7 +251,7 @@ func TestAdminJobs(t *testing.T) {
 		TaskConfig{Name: blockName, New: probeNew(0)},
 	)
 	c := NewClient(rdb, reg)
-	to := t.Name()
+	to := unique(t)
 	later, err := c.Enqueue(ctx, smsJob{To: to, Text: "later"}, In(time.Hour), MaxRetries(2))
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	}
 	c := NewClient(rdb, reg)
 	const n, failing = 3000, 10
-	name := t.Name()
+	name := unique(t)
 	jobs := make([]Job, n)
 	for i := range jobs {
 		jobs[i] = Job{Value: burstJob{Test: name, N: i, Fail: i%(n/failing) == 7}, Options: []EnqueueOption{In(300 * time.Millisecond)}}
@@ -107,7 +107,7 @@ func TestEnqueueManyDuplicatesAcrossAndWithinBatches(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	c := NewClient(rdb, burstRegistry(t))
-	name := t.Name()
+	name := unique(t)
 	mk := func(n int, ids map[int]string) []Job {
 		jobs := make([]Job, n)
 		for i := range jobs {

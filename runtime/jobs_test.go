@@ -61,7 +61,7 @@ func TestJobRunsOnceAtItsTimeWithItsPayload(t *testing.T) {
 		runScheduler(t, rdb, reg)
 	}
 	c := NewClient(rdb, reg)
-	to := t.Name()
+	to := unique(t)
 	enqueued := time.Now()
 	id, err := c.Enqueue(ctx, smsJob{To: to, Text: "hi"}, In(300*time.Millisecond))
 	if err != nil {
@@ -101,7 +101,7 @@ func TestCancelledJobsNeverRun(t *testing.T) {
 	ctx := context.Background()
 	reg := smsRegistry(t, 0)
 	c := NewClient(rdb, reg)
-	keep, drop := t.Name()+"/keep", t.Name()+"/drop"
+	keep, drop := unique(t)+"/keep", unique(t)+"/drop"
 	var jobs []Job
 	for i := range 1000 {
 		to := keep
@@ -139,7 +139,7 @@ func TestRetriesBackoffAndDeadLetters(t *testing.T) {
 	reg := smsRegistry(t, 2)
 	runScheduler(t, rdb, reg, WithRetryBackoff(100*time.Millisecond))
 	c := NewClient(rdb, reg)
-	to := t.Name()
+	to := unique(t)
 	id, err := c.Enqueue(ctx, smsJob{To: to, Text: "fail always"})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestRawProtocolEnqueue(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	runScheduler(t, rdb, smsRegistry(t, 0))
-	to := t.Name()
+	to := unique(t)
 	host, port, _ := strings.Cut(srv.Addr(), ":")
 	due := time.Now().Add(200 * time.Millisecond).UnixMilli()
 	env := fmt.Sprintf(`{"task":"sms","payload":{"to":%q,"text":"from php"}}`, to)
@@ -285,7 +285,7 @@ func TestRunTimeTasks(t *testing.T) {
 	reg := smsRegistry(t, 0)
 	runScheduler(t, rdb, reg)
 	runScheduler(t, rdb, reg)
-	to := t.Name()
+	to := unique(t)
 	c := NewClient(rdb, reg)
 	err := c.SetTask(ctx, TaskSpec{Key: "nightly sms", Type: "sms", Params: smsJob{To: to, Text: "tick"}, Expression: "every:1s"})
 	if err != nil {
