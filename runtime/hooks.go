@@ -49,8 +49,13 @@ type Result struct {
 	Err error
 }
 
-// Hooks are called around every run, on the goroutine that runs it. A nil
-// field is not called. Hooks must be quick and must not panic.
+// Hooks are called around every run. A nil field is not called. Hooks must
+// be quick and must not panic. BeforeExecute is called on the goroutine that
+// runs the handler. Executed and Failed, like the listeners, are called
+// once the run is recorded in Redis: for a scheduled task on the goroutine
+// that ran it; for a job, whose acknowledgement is written in a batch with
+// others, on a goroutine that reports that batch's runs in order, with a
+// ctx that carries the RunInfo but not the handler's deadline.
 type Hooks struct {
 	// BeforeExecute is called just before the handler starts.
 	BeforeExecute func(ctx context.Context, run RunInfo)
