@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -32,12 +33,13 @@ func leaseValue(process, task string, fireMS, startMS int64) string {
 }
 
 // startRun runs f's handler on a worker; the dispatch loop already holds
-// a worker slot for it, which the worker gives back when done.
+// a worker slot for it, which the worker gives back when the handler
+// returns (its finish is then written in the next batch).
 func (s *Scheduler) startRun(f *fire) {
 	m := f.state.member
 	run := &inflightRun{
 		lockKey:   s.keys.lock(m),
-		lockValue: s.id + "|" + fmt.Sprint(ms(f.at)),
+		lockValue: s.id + "|" + strconv.FormatInt(ms(f.at), 10),
 		runKey:    s.keys.run(f.runID),
 		lease:     f.lease,
 		taskKey:   s.keys.task(m),
@@ -49,15 +51,16 @@ func (s *Scheduler) startRun(f *fire) {
 	s.running.Add(1)
 	go func() {
 		defer s.running.Done()
-		defer func() { s.slots <- struct{}{} }()
-		s.execute(f, run)
+		s.execute(f, run) // gives the worker slot back when the handler returns
 		s.mu.Lock()
 		delete(s.inflight, f.runID)
 		s.mu.Unlock()
 	}()
 }
 
-// execute runs one fire's handler and records its outcome.
+// execute runs one fire's handler, gives its worker slot back and records
+// its outcome; hooks and listeners are told, and a failed run retried,
+// once the outcome is written.
 func (s *Scheduler) execute(f *fire, run *inflightRun) {
 	info := RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id}
 	timeout := f.reg.cfg.Timeout
@@ -151,29 +154,14 @@ func safeHandle(ctx context.Context, task TaskInterface) (err error) {
 	return task.Handle(ctx)
 }
 
-// finish records the run in Redis, retrying for a while if Redis is away,
-// so a finished run is not reported abandoned.
+// finish queues the run's finish for the next batch (finishbatch.go), gives
+// the worker slot back, and waits until the finish is written; until then
+// the run stays in flight here and its lock and lease are renewed. Redis
+// being away is retried for a while, so a finished run is not reported
+// abandoned.
 func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, cost time.Duration) {
-	m := f.state.member
-	keys := []string{s.keys.task(m), run.lockKey, s.keys.running(), run.runKey, s.keys.history(m), s.keys.queue(), s.keys.tasks()}
-	args := []any{f.runID, run.lockValue, string(rec.Outcome), rec.Error, cost.Milliseconds(), rec.encode(),
-		s.opts.historyLen, s.opts.historyAge.Milliseconds(), boolArg(f.once), m}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	backoff := 50 * time.Millisecond
-	for {
-		n, err := finishScript.Run(ctx, s.rdb, keys, args...).Int()
-		if err == nil {
-			if n == 2 {
-				s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.history(m))
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			s.log.Error("could not record run; it will be reported abandoned", "task", m, "fire", f.at, "err", err)
-			return
-		}
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 2*time.Second)
-	}
+	e := &runEnd{f: f, run: run, rec: rec, cost: cost, done: make(chan struct{})}
+	s.finishes.add(s, e)
+	s.slots <- struct{}{} // the handler is done: the worker may take the next fire
+	<-e.done
 }

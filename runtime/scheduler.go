@@ -38,6 +38,7 @@ type Scheduler struct {
 	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
 	badStatus       onceSet                 // "task|status" of unknown statuses logged (dispatch goroutine only)
 	jobs            jobRunner               // idle job goroutines, batched acks (jobrun.go)
+	finishes        finishQueue             // batched finishes of task runs (finishbatch.go)
 	running         sync.WaitGroup
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc

@@ -20,17 +20,19 @@ local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
 // defines incr(key, field, n), an HINCRBY that resets a counter holding
 // garbage to n instead of failing the script: a script that fails half way
 // keeps its earlier writes (Redis does not roll back), so one corrupt
-// counter must not stop the claims of every other task.
+// counter must not stop the claims of every other task. Every redis.call
+// costs a script about as much as the command itself, so these make as few
+// as they can: the LPUSH's error stands for a TYPE check, and its length
+// tells whether LTRIM has anything to do.
 const luaHistory = `
 local function incr(key, field, n)
   local r = redis.pcall('HINCRBY', key, field, n)
   if type(r) == 'table' and r.err then redis.pcall('HSET', key, field, n) end
 end
 local function push_history(key, record, limit, age)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'list' and t ~= 'none' then return false end
-  redis.call('LPUSH', key, record)
-  redis.call('LTRIM', key, 0, limit - 1)
+  local len = redis.pcall('LPUSH', key, record)
+  if type(len) ~= 'number' then return false end -- WRONGTYPE: nothing written
+  if len > limit then redis.call('LTRIM', key, 0, limit - 1) end
   for _ = 1, 16 do
     local tail = redis.call('LINDEX', key, -1)
     if not tail then break end
@@ -92,8 +94,17 @@ return changed
 // Returns one status string per candidate: fire, fire-foreign-lock (it
 // replaced a lock without expiry), stale, early, missing, disabled, paused,
 // misfire, locked, bad (the task key is not a hash).
+//
+// The queue entries moved on and the running entries added are written at
+// the end, with one variadic ZADD and SADD (a call from a script costs about
+// as much as the command). ZCARD and SCARD first fail the script on a queue
+// or running set of the wrong type before anything is written, as the first
+// ZADD or SADD did when they were written per candidate.
 var advanceScript = redis.NewScript(luaNow + luaHistory + `
+redis.call('ZCARD', KEYS[1])
+redis.call('SCARD', KEYS[2])
 local out = {}
+local queued, running = {}, {} -- ZADD score/member pairs; SADD run ids
 local n = (#KEYS - 2) / 4
 for i = 0, n - 1 do
   local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
@@ -117,9 +128,10 @@ for i = 0, n - 1 do
     if nxt == '0' then
       redis.call('ZREM', KEYS[1], member)
     else
-      redis.call('ZADD', KEYS[1], nxt, member)
+      queued[#queued + 1] = nxt
+      queued[#queued + 1] = member
     end
-    redis.call('HSET', task, 'next_run', nxt)
+    local fired = false -- next_run is written below, with last_run when it fires
     local function skip(reason)
       incr(task, 'skips', 1)
       push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
@@ -147,42 +159,115 @@ for i = 0, n - 1 do
         skip('previous run still running')
         res = 'locked'
       else
-        redis.call('HSET', task, 'last_run', fire)
-        redis.call('SADD', KEYS[2], runid)
+        fired = true
+        running[#running + 1] = runid
         redis.call('SET', run, lease, 'PX', timeout)
         res = foreign and 'fire-foreign-lock' or 'fire'
       end
     end
+    if fired then
+      redis.call('HSET', task, 'next_run', nxt, 'last_run', fire)
+    else
+      redis.call('HSET', task, 'next_run', nxt)
+    end
   end
   out[#out + 1] = res
 end
+if #queued > 0 then redis.call('ZADD', KEYS[1], unpack(queued)) end
+if #running > 0 then redis.call('SADD', KEYS[2], unpack(running)) end
 return out
 `)
 
-// finishScript records a completed run: releases its lock (if still ours),
-// its lease and its running entry, updates the task's last result and
-// counters and appends the history record. A once task is removed.
+// finishRunsScript records a batch of completed runs, each as the former
+// one-run finish script did: it releases the run's lock (only if still
+// ours: the value names this process and the fire), its lease and its
+// running entry, sets the task's last_result, last_error and last_duration,
+// counts runs and failures, removes a once task whose next_run is 0, and
+// appends the history record (trimmed by count and age). The running entries,
+// leases and locks of the batch are removed with one variadic command each,
+// and the records of one task with one LPUSH. A key of the wrong type for one
+// run (task, lock or history) skips that write for that run only, so it
+// cannot fail the batch.
 //
-// KEYS: task, lock, running, run, history, queue, tasks
-// ARGV: run_id, lock_value, outcome, error, duration_ms, record_json,
-// history_limit, history_age_ms, once, member
-// Returns 1, or 2 when the history key holds a foreign value (no record).
-var finishScript = redis.NewScript(luaNow + luaHistory + `
-redis.call('SREM', KEYS[3], ARGV[1])
-redis.call('DEL', KEYS[4])
-if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'last_result', ARGV[3], 'last_error', ARGV[4], 'last_duration', ARGV[5])
-  incr(KEYS[1], 'runs', 1)
-  if ARGV[3] ~= 'ok' then incr(KEYS[1], 'failures', 1) end
-  if ARGV[9] == '1' and tonumber(redis.call('HGET', KEYS[1], 'next_run')) == 0 then
-    redis.call('DEL', KEYS[1])
-    redis.call('ZREM', KEYS[6], ARGV[10])
-    redis.call('SREM', KEYS[7], ARGV[10])
-  end
+// KEYS: running, queue, tasks, then per run: task, lock, run, history
+// ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
+// outcome, error, duration_ms, record_json ("" when the history would trim
+// it anyway), once, member
+// Returns one code per run: 1, or 2 when the history key holds a foreign
+// value (the run's record was not written).
+var finishRunsScript = redis.NewScript(luaNow + luaHistory + `
+-- plus_one(v) is HINCRBY v 1 done in Lua, for a field read with HMGET: nil
+-- when HINCRBY would refuse v (not a canonical integer) or when v is too
+-- large for a Lua number to count exactly; then incr() writes it.
+local function plus_one(v)
+  if not v then return 1 end
+  if #v <= 15 and (v == '0' or string.match(v, '^-?[1-9]%d*$')) then return tonumber(v) + 1 end
+  return nil
 end
-if not push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])) then return 2 end
-return 1
+local n = (#KEYS - 3) / 4
+local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ids, runs, locks = {}, {}, {}
+for i = 0, n - 1 do
+  ids[i + 1] = ARGV[3 + 8 * i]
+  locks[i + 1] = KEYS[5 + 4 * i]
+  runs[i + 1] = KEYS[6 + 4 * i]
+end
+redis.call('SREM', KEYS[1], unpack(ids))
+redis.call('DEL', unpack(runs))
+local held = redis.call('MGET', unpack(locks)) -- nil for a key of another type
+local mine = {}
+for i = 0, n - 1 do
+  if held[i + 1] == ARGV[4 + 8 * i] then mine[#mine + 1] = locks[i + 1] end
+end
+if #mine > 0 then redis.call('DEL', unpack(mine)) end
+local recs, order = {}, {}
+for i = 0, n - 1 do
+  local task, hist = KEYS[4 + 4 * i], KEYS[7 + 4 * i]
+  local o = 2 + 8 * i
+  local outcome, err, dur, rec, once, member = ARGV[o + 3], ARGV[o + 4], ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
+  local h = redis.pcall('HMGET', task, 'runs', 'failures', 'next_run')
+  -- Not a hash: left alone. None of the fields: the hash may not exist.
+  if not h.err and (h[1] or h[2] or h[3] or redis.call('EXISTS', task) == 1) then
+    local failed = outcome ~= 'ok'
+    local nruns, nfails = plus_one(h[1]), failed and plus_one(h[2])
+    if nruns and (nfails or not failed) then
+      if failed then
+        redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur, 'runs', nruns, 'failures', nfails)
+      else
+        redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur, 'runs', nruns)
+      end
+    else -- a counter HINCRBY would refuse, or too large for a Lua number
+      redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur)
+      incr(task, 'runs', 1)
+      if failed then incr(task, 'failures', 1) end
+    end
+    if once == '1' and tonumber(h[3]) == 0 then
+      redis.call('DEL', task)
+      redis.call('ZREM', KEYS[2], member)
+      redis.call('SREM', KEYS[3], member)
+    end
+  end
+  if not recs[hist] then
+    recs[hist] = {}
+    order[#order + 1] = hist
+  end
+  if rec ~= '' then table.insert(recs[hist], rec) end
+end
+local foreign = {}
+for _, hist in ipairs(order) do
+  local r, ok = recs[hist], true
+  if #r > 1 then
+    -- Oldest first, so that the newest record ends at the head.
+    ok = type(redis.pcall('LPUSH', hist, unpack(r, 1, #r - 1))) == 'number'
+  end
+  if ok and #r > 0 then ok = push_history(hist, r[#r], limit, age) end
+  if not ok then foreign[hist] = true end
+end
+local out = {}
+for i = 0, n - 1 do
+  out[i + 1] = foreign[KEYS[7 + 4 * i]] and 2 or 1
+end
+return out
 `)
 
 // renewScript extends the lock and lease of a run still in progress, if

@@ -1,0 +1,143 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// runEnd is the end of one run of a scheduled task, waiting to be written
+// by the finish queue.
+type runEnd struct {
+	f    *fire
+	run  *inflightRun
+	rec  Record
+	cost time.Duration
+	done chan struct{} // closed once written (or given up on)
+}
+
+// finishQueue batches the finishes of runs: one script call writes all the
+// finishes queued while the previous call was in flight (or, for the first
+// call, during finishLinger), so the runs of one instant cost Redis about one
+// call per process instead of one each (the way ackQueue batches job acks).
+// A goroutine flushes it while it is not empty.
+type finishQueue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when the queue shrinks
+	pending  []*runEnd
+	flushing bool
+}
+
+// finishLinger is how long the flusher, started by a finish in an idle
+// queue, waits before its first call. The runs of one instant end within a
+// few milliseconds of each other: waiting lets them go in one call instead
+// of a call for the first run and one for the rest, and lets the claims that
+// the other processes send at the same instant reach Redis first (the lag of
+// the instant's fires waits on claims, not on finishes). A run's lock is
+// released, and its record written, that much later.
+const finishLinger = 3 * time.Millisecond
+
+// Bounds of the finish queue: a call writes at most maxFinishBatch runs, and
+// a worker whose finish would make the queue longer than maxPendingFinishes
+// waits, holding its worker slot, which slows claiming down to what Redis
+// records.
+const (
+	maxFinishBatch     = 512
+	maxPendingFinishes = 4 * maxFinishBatch
+)
+
+// add queues e for the flusher, starting it when idle. It waits while the
+// queue is full.
+func (q *finishQueue) add(s *Scheduler, e *runEnd) {
+	q.mu.Lock()
+	if q.cond == nil {
+		q.cond = sync.NewCond(&q.mu)
+	}
+	for len(q.pending) >= maxPendingFinishes {
+		q.cond.Wait()
+	}
+	q.pending = append(q.pending, e)
+	start := !q.flushing
+	q.flushing = true
+	q.mu.Unlock()
+	if start {
+		go q.flush(s)
+	}
+}
+
+// flush writes batches, the first after finishLinger, until the queue is
+// empty.
+func (q *finishQueue) flush(s *Scheduler) {
+	time.Sleep(finishLinger)
+	for {
+		q.mu.Lock()
+		n := min(len(q.pending), maxFinishBatch)
+		if n == 0 {
+			q.flushing = false
+			q.mu.Unlock()
+			return
+		}
+		batch := make([]*runEnd, n)
+		copy(batch, q.pending)
+		q.pending = append(q.pending[:0], q.pending[n:]...)
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		s.writeFinishes(batch)
+		for _, e := range batch {
+			close(e.done)
+		}
+	}
+}
+
+// writeFinishes records a batch of finished runs with one call of
+// finishRunsScript, retrying while Redis is away (for up to 30s; after that
+// the runs are reported abandoned by the master). Of each task's history
+// only the newest records that the history keeps are sent.
+func (s *Scheduler) writeFinishes(batch []*runEnd) {
+	recorded := map[string]int{} // per task: runs in the batch
+	for _, e := range batch {
+		recorded[e.f.state.member]++
+	}
+	keys := make([]string, 0, 3+4*len(batch))
+	keys = append(keys, s.keys.running(), s.keys.queue(), s.keys.tasks())
+	args := make([]any, 0, 2+8*len(batch))
+	args = append(args, s.opts.historyLen, s.opts.historyAge.Milliseconds())
+	for _, e := range batch {
+		m := e.f.state.member
+		keys = append(keys, e.run.taskKey, e.run.lockKey, e.run.runKey, s.keys.history(m))
+		rec := ""
+		// LPUSH then LTRIM keeps the newest historyLen records: older
+		// ones of this batch would be trimmed at once.
+		if recorded[m] <= s.opts.historyLen {
+			rec = e.rec.encode()
+		}
+		recorded[m]--
+		args = append(args, e.f.runID, e.run.lockValue, string(e.rec.Outcome), e.rec.Error, e.cost.Milliseconds(),
+			rec, boolArg(e.f.once), m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		codes, err := finishRunsScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		if err == nil {
+			for i, c := range codes {
+				if c == 2 && i < len(batch) {
+					m := batch[i].f.state.member
+					s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.history(m))
+				}
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("record %d finished runs: %w", len(batch), err)
+			for _, e := range batch {
+				s.log.Error("could not record run; it will be reported abandoned", "task", e.f.state.member, "fire", e.f.at, "err", err)
+			}
+			return
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
