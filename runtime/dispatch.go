@@ -252,7 +252,7 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 	if err != nil || len(fires) == 0 {
 		return 0, 0, nil, err
 	}
-	started, early, err := s.advance(ctx, fires)
+	started, _, early, err := s.advance(ctx, fires, limit) // no more fires than limit: none untried
 	if err != nil {
 		return 0, started, nil, err
 	}
@@ -273,25 +273,25 @@ func (a *aheadFires) ready(now time.Time, head int64) bool {
 }
 
 // fireAhead claims up to limit prepared fires with one call of the claim
-// script, and leaves the rest in a. When more are prepared than it may
-// start, it picks them at random, so that processes waking at the same
-// instant mostly claim different tasks instead of contending for the same
-// ones; the rest are sent by the next round, whose claim script finds the
-// ones other processes took already moved on.
+// script, and leaves the rest in a. It sends all of them, in a random order,
+// and the script stops at limit fires won: so processes waking at the same
+// instant mostly try different tasks first, and between them claim every
+// task of the instant in one round even when each has fewer free workers
+// than there are tasks. The fires the script did not try stay in a for the
+// next round, whose claim finds the ones other processes took moved on.
 func (s *Scheduler) fireAhead(ctx context.Context, now time.Time, a *aheadFires, limit int) (int, error) {
 	fires := a.fires
-	if len(fires) > limit {
-		rand.Shuffle(len(fires), func(i, j int) { fires[i], fires[j] = fires[j], fires[i] })
-		fires, a.fires = fires[:limit], fires[limit:]
-	} else {
-		a.fires = nil
-	}
+	a.fires = nil
+	rand.Shuffle(len(fires), func(i, j int) { fires[i], fires[j] = fires[j], fires[i] })
 	for _, f := range fires {
 		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, ms(now))
 	}
-	started, early, err := s.advance(ctx, fires)
+	started, untried, early, err := s.advance(ctx, fires, limit)
 	if early && err == nil {
 		_ = s.clock.Sync(ctx, 3)
+	}
+	if err == nil {
+		a.fires = untried
 	}
 	return started, err
 }
@@ -373,11 +373,13 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 }
 
 // advance runs the claim script over the prepared fires and starts a
-// worker for every fire won. It reports how many workers it started and
-// whether any fire was early by the server's clock.
-func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, early bool, err error) {
+// worker for every fire won, up to maxFires; the script does not look at the
+// fires after that many were won, and advance returns them (untried). It
+// reports how many workers it started and whether any fire was early by the
+// server's clock.
+func (s *Scheduler) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
 	keys := []string{s.keys.queue(), s.keys.running()}
-	args := []any{s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds()}
+	args := []any{s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds(), maxFires}
 	for _, f := range fires {
 		m := f.state.member
 		keys = append(keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
@@ -389,11 +391,13 @@ func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, ea
 	}
 	res, err := advanceScript.Run(ctx, s.rdb, keys, args...).StringSlice()
 	if err != nil {
-		return 0, false, err
+		return 0, nil, false, err
 	}
 	for i, r := range res {
 		f := fires[i]
 		switch r {
+		case "untried":
+			untried = append(untried, f)
 		case "fire", "fire-foreign-lock":
 			if r == "fire-foreign-lock" {
 				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.lock(f.state.member))
@@ -414,7 +418,7 @@ func (s *Scheduler) advance(ctx context.Context, fires []*fire) (started int, ea
 			s.log.Warn("queue entry without task hash removed", "task", f.state.member)
 		}
 	}
-	return started, early, nil
+	return started, untried, early, nil
 }
 
 func (f *fire) runIDOrSkip() string {

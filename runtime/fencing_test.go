@@ -56,7 +56,7 @@ func TestStaleClaimIsFenced(t *testing.T) {
 			return false
 		})
 		time.Sleep(hold)
-		started, _, err := stale.advance(ctx, prepared)
+		started, _, _, err := stale.advance(ctx, prepared, len(prepared))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,11 +89,12 @@ return changed
 // then either records a skip or takes the lock and the run lease.
 //
 // KEYS: queue, running, then per candidate: task, lock, run, history
-// ARGV: process, history_limit, history_age_ms, then per candidate:
-// member, fire, next, mode ("run" or "skip"), run_id, lease_json
+// ARGV: process, history_limit, history_age_ms, max_fires, then per
+// candidate: member, fire, next, mode ("run" or "skip"), run_id, lease_json
 // Returns one status string per candidate: fire, fire-foreign-lock (it
 // replaced a lock without expiry), stale, early, missing, disabled, paused,
-// misfire, locked, bad (the task key is not a hash).
+// misfire, locked, bad (the task key is not a hash), untried (max_fires
+// fires were won before it: it was not looked at).
 //
 // The queue entries moved on and the running entries added are written at
 // the end, with one variadic ZADD and SADD (a call from a script costs about
@@ -106,72 +107,78 @@ redis.call('SCARD', KEYS[2])
 local out = {}
 local queued, running = {}, {} -- ZADD score/member pairs; SADD run ids
 local n = (#KEYS - 2) / 4
+local won, maxf = 0, tonumber(ARGV[4])
 for i = 0, n - 1 do
-  local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
-  local member, fire, nxt, mode, runid, lease = ARGV[4 + 6*i], ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i]
-  local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
-  local res
-  if h.err then
-    res = 'bad' -- not a hash: left alone (the caller skips it when it reads the task)
-  elseif not h[1] then
-    redis.call('ZREM', KEYS[1], member)
-    res = 'missing'
-  elseif h[1] ~= fire then
-    res = 'stale'
-  elseif tonumber(fire) > now then
-    redis.call('ZADD', KEYS[1], fire, member)
-    res = 'early'
-  elseif h[2] == 'disabled' then
-    redis.call('ZREM', KEYS[1], member)
-    res = 'disabled'
+  if won >= maxf then
+    out[#out + 1] = 'untried'
   else
-    if nxt == '0' then
+    local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
+    local member, fire, nxt, mode, runid, lease = ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i], ARGV[10 + 6*i]
+    local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
+    local res
+    if h.err then
+      res = 'bad' -- not a hash: left alone (the caller skips it when it reads the task)
+    elseif not h[1] then
       redis.call('ZREM', KEYS[1], member)
+      res = 'missing'
+    elseif h[1] ~= fire then
+      res = 'stale'
+    elseif tonumber(fire) > now then
+      redis.call('ZADD', KEYS[1], fire, member)
+      res = 'early'
+    elseif h[2] == 'disabled' then
+      redis.call('ZREM', KEYS[1], member)
+      res = 'disabled'
     else
-      queued[#queued + 1] = nxt
-      queued[#queued + 1] = member
-    end
-    local fired = false -- next_run is written below, with last_run when it fires
-    local function skip(reason)
-      incr(task, 'skips', 1)
-      push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
-        outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
-    end
-    if h[2] ~= 'active' then
-      incr(task, 'skips', 1)
-      res = 'paused'
-    elseif mode == 'skip' then
-      skip('misfire: missed while no scheduler ran')
-      res = 'misfire'
-    else
-      local timeout = tonumber(h[4]) or 300000
-      local got, foreign = true, false
-      if h[3] ~= '1' then
-        got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
-        if not got and redis.call('PTTL', lock) == -1 then
-          -- A lock without expiry (or not a string) is nobody's: every
-          -- scheduler's lock expires. Replace it rather than skip forever.
-          redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
-          got, foreign = true, true
+      if nxt == '0' then
+        redis.call('ZREM', KEYS[1], member)
+      else
+        queued[#queued + 1] = nxt
+        queued[#queued + 1] = member
+      end
+      local fired = false -- next_run is written below, with last_run when it fires
+      local function skip(reason)
+        incr(task, 'skips', 1)
+        push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
+          outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
+      end
+      if h[2] ~= 'active' then
+        incr(task, 'skips', 1)
+        res = 'paused'
+      elseif mode == 'skip' then
+        skip('misfire: missed while no scheduler ran')
+        res = 'misfire'
+      else
+        local timeout = tonumber(h[4]) or 300000
+        local got, foreign = true, false
+        if h[3] ~= '1' then
+          got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
+          if not got and redis.call('PTTL', lock) == -1 then
+            -- A lock without expiry (or not a string) is nobody's: every
+            -- scheduler's lock expires. Replace it rather than skip forever.
+            redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
+            got, foreign = true, true
+          end
+        end
+        if not got then
+          skip('previous run still running')
+          res = 'locked'
+        else
+          fired = true
+          running[#running + 1] = runid
+          redis.call('SET', run, lease, 'PX', timeout)
+          res = foreign and 'fire-foreign-lock' or 'fire'
         end
       end
-      if not got then
-        skip('previous run still running')
-        res = 'locked'
+      if fired then
+        redis.call('HSET', task, 'next_run', nxt, 'last_run', fire)
       else
-        fired = true
-        running[#running + 1] = runid
-        redis.call('SET', run, lease, 'PX', timeout)
-        res = foreign and 'fire-foreign-lock' or 'fire'
+        redis.call('HSET', task, 'next_run', nxt)
       end
     end
-    if fired then
-      redis.call('HSET', task, 'next_run', nxt, 'last_run', fire)
-    else
-      redis.call('HSET', task, 'next_run', nxt)
-    end
+    if res == 'fire' or res == 'fire-foreign-lock' then won = won + 1 end
+    out[#out + 1] = res
   end
-  out[#out + 1] = res
 end
 if #queued > 0 then redis.call('ZADD', KEYS[1], unpack(queued)) end
 if #running > 0 then redis.call('SADD', KEYS[2], unpack(running)) end
