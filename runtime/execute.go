@@ -161,7 +161,7 @@ func safeHandle(ctx context.Context, task TaskInterface) (err error) {
 // abandoned.
 func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, cost time.Duration) {
 	e := &runEnd{f: f, run: run, rec: rec, cost: cost, done: make(chan struct{})}
-	s.finishes.add(s, e)
+	s.finishes.add(e)
 	s.slots <- struct{}{} // the handler is done: the worker may take the next fire
 	<-e.done
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -17,76 +16,22 @@ type runEnd struct {
 	done chan struct{} // closed once written (or given up on)
 }
 
-// finishQueue batches the finishes of runs: one script call writes all the
-// finishes queued while the previous call was in flight (or, for the first
-// call, during finishLinger), so the runs of one instant cost Redis about one
-// call per process instead of one each (the way ackQueue batches job acks).
-// A goroutine flushes it while it is not empty.
-type finishQueue struct {
-	mu       sync.Mutex
-	cond     *sync.Cond // signalled when the queue shrinks
-	pending  []*runEnd
-	flushing bool
-}
-
-// finishLinger is how long the flusher, started by a finish in an idle
-// queue, waits before its first call. The runs of one instant end within a
-// few milliseconds of each other: waiting lets them go in one call instead
-// of a call for the first run and one for the rest, and lets the claims that
-// the other processes send at the same instant reach Redis first (the lag of
-// the instant's fires waits on claims, not on finishes). A run's lock is
-// released, and its record written, that much later.
+// finishLinger is how long the flusher of run finishes, started by a
+// finish in an idle queue, waits before its first call. The runs of one
+// instant end within a few milliseconds of each other: waiting lets them go
+// in one call instead of a call for the first run and one for the rest, and
+// lets the claims that the other processes send at the same instant reach
+// Redis first (the lag of the instant's fires waits on claims, not on
+// finishes). A run's lock is released, and its record written, that much
+// later.
 const finishLinger = 3 * time.Millisecond
 
-// Bounds of the finish queue: a call writes at most maxFinishBatch runs, and
-// a worker whose finish would make the queue longer than maxPendingFinishes
-// waits, holding its worker slot, which slows claiming down to what Redis
-// records.
-const (
-	maxFinishBatch     = 512
-	maxPendingFinishes = 4 * maxFinishBatch
-)
-
-// add queues e for the flusher, starting it when idle. It waits while the
-// queue is full.
-func (q *finishQueue) add(s *Scheduler, e *runEnd) {
-	q.mu.Lock()
-	if q.cond == nil {
-		q.cond = sync.NewCond(&q.mu)
-	}
-	for len(q.pending) >= maxPendingFinishes {
-		q.cond.Wait()
-	}
-	q.pending = append(q.pending, e)
-	start := !q.flushing
-	q.flushing = true
-	q.mu.Unlock()
-	if start {
-		go q.flush(s)
-	}
-}
-
-// flush writes batches, the first after finishLinger, until the queue is
-// empty.
-func (q *finishQueue) flush(s *Scheduler) {
-	time.Sleep(finishLinger)
-	for {
-		q.mu.Lock()
-		n := min(len(q.pending), maxFinishBatch)
-		if n == 0 {
-			q.flushing = false
-			q.mu.Unlock()
-			return
-		}
-		batch := make([]*runEnd, n)
-		copy(batch, q.pending)
-		q.pending = append(q.pending[:0], q.pending[n:]...)
-		q.cond.Broadcast()
-		q.mu.Unlock()
-		s.writeFinishes(batch)
-		for _, e := range batch {
-			close(e.done)
-		}
+// flushFinishes writes a batch of run finishes, then wakes the runs
+// waiting for them.
+func (s *Scheduler) flushFinishes(batch []*runEnd) {
+	s.writeFinishes(batch)
+	for _, e := range batch {
+		close(e.done)
 	}
 }
 

@@ -245,7 +245,7 @@ func TestFinishBatchWaitsForRedis(t *testing.T) {
 	srv.Kill()
 	var wg sync.WaitGroup
 	for _, e := range ends {
-		wg.Go(func() { r.s.finishes.add(r.s, e); <-e.done })
+		wg.Go(func() { r.s.finishes.add(e); <-e.done })
 	}
 	time.Sleep(500 * time.Millisecond)
 	srv.Restart(t)

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -191,7 +190,7 @@ func (s *Scheduler) giveBack(back []*jobRun) {
 	for i, j := range back {
 		j.env.Task = "?" // not decoded: only its id and action are written
 		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
-		s.jobs.acks.add(s, acks[i])
+		s.jobs.acks.add(acks[i])
 	}
 	for _, a := range acks {
 		<-a.done
@@ -214,7 +213,7 @@ type jobRunner struct {
 	credit  atomic.Int64  // jobs finished less jobs claimed ahead (see prefetchRoom)
 	kick    chan struct{} // ends the dispatch loop's sleep: jobs wait and a worker is free
 	closing atomic.Bool   // set when the dispatch loop has stopped
-	acks    ackQueue
+	acks    batchQueue[*jobAck]
 	// claimSeq numbers this process's claims.
 	claimSeq atomic.Uint64
 	// claims counts, by claim id, the jobs of each claim not yet acked; a
@@ -318,7 +317,7 @@ func (s *Scheduler) executeJob(j *jobRun) {
 // listeners are told of rep (when not nil). Run waits for both.
 func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record, rep *jobReport) {
 	s.running.Add(1) // done once the ack is written and reported
-	s.jobs.acks.add(s, &jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
+	s.jobs.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
 	s.freeWorker() // the handler is done: the worker may take the next job
 }
 
@@ -352,74 +351,24 @@ type jobAck struct {
 	counted bool
 }
 
-// ackQueue batches the acks of finished jobs: one script call writes all
-// the acks queued while the previous call was in flight, so a burst costs
-// Redis one call per batch instead of one per job. A goroutine flushes it
-// while it is not empty.
-type ackQueue struct {
-	mu       sync.Mutex
-	cond     *sync.Cond // signalled when the queue shrinks
-	pending  []*jobAck
-	flushing bool
-}
-
-// Bounds of the ack queue: a call writes at most maxAckBatch acks, and a
-// worker whose ack would make the queue longer than maxPendingAcks waits,
-// holding its worker slot, which slows claiming down to what Redis acks.
-const (
-	maxAckBatch    = 512
-	maxPendingAcks = 4 * maxAckBatch
-)
-
-// add queues a for the flusher, starting it when idle.
-func (q *ackQueue) add(s *Scheduler, a *jobAck) {
-	q.mu.Lock()
-	if q.cond == nil {
-		q.cond = sync.NewCond(&q.mu)
-	}
-	for len(q.pending) >= maxPendingAcks {
-		q.cond.Wait()
-	}
-	q.pending = append(q.pending, a)
-	start := !q.flushing
-	q.flushing = true
-	q.mu.Unlock()
-	if start {
-		go q.flush(s)
-	}
-}
-
-// flush writes batches until the queue is empty.
-func (q *ackQueue) flush(s *Scheduler) {
-	for {
-		q.mu.Lock()
-		n := min(len(q.pending), maxAckBatch)
-		if n == 0 {
-			q.flushing = false
-			q.mu.Unlock()
-			return
+// flushAcks writes a batch of acks, then wakes those waiting for them and
+// has the runs reported.
+func (s *Scheduler) flushAcks(batch []*jobAck) {
+	s.writeAcks(batch)
+	var reports []*jobAck
+	for _, a := range batch {
+		if a.done != nil {
+			close(a.done)
 		}
-		batch := make([]*jobAck, n)
-		copy(batch, q.pending)
-		q.pending = append(q.pending[:0], q.pending[n:]...)
-		q.cond.Broadcast()
-		q.mu.Unlock()
-		s.writeAcks(batch)
-		var reports []*jobAck
-		for _, a := range batch {
-			if a.done != nil {
-				close(a.done)
-			}
-			switch {
-			case a.report != nil:
-				reports = append(reports, a)
-			case a.counted:
-				s.running.Done()
-			}
+		switch {
+		case a.report != nil:
+			reports = append(reports, a)
+		case a.counted:
+			s.running.Done()
 		}
-		if len(reports) > 0 {
-			go s.reportAcked(reports)
-		}
+	}
+	if len(reports) > 0 {
+		go s.reportAcked(reports)
 	}
 }
 

@@ -38,7 +38,7 @@ type Scheduler struct {
 	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
 	badStatus       onceSet                 // "task|status" of unknown statuses logged (dispatch goroutine only)
 	jobs            jobRunner               // idle job goroutines, batched acks (jobrun.go)
-	finishes        finishQueue             // batched finishes of task runs (finishbatch.go)
+	finishes        batchQueue[*runEnd]     // batched finishes of task runs (finishbatch.go)
 	running         sync.WaitGroup
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc
@@ -78,6 +78,8 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	s.jobs.waiting = make(chan *jobRun, o.batch)
 	s.jobs.kick = make(chan struct{}, 1)
 	s.jobs.claims = make(map[string]int)
+	s.jobs.acks.write = s.flushAcks
+	s.finishes.linger, s.finishes.write = finishLinger, s.flushFinishes
 	return s, nil
 }
 
