@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,10 +45,49 @@ type wireRecord struct {
 	Attempt int    `json:"attempt"`
 }
 
+// encode returns r's wire form, byte for byte what encoding/json writes for
+// its wireRecord, without reflection: a burst of jobs encodes a record per
+// ack that the history keeps.
 func (r Record) encode() string {
-	b, _ := json.Marshal(wireRecord{Task: r.Task, JobID: r.JobID, Fire: ms(r.Fire), Start: ms(r.Start),
-		End: ms(r.End), Outcome: string(r.Outcome), Error: r.Error, Process: r.Process, Attempt: r.Attempt})
+	b := make([]byte, 0, 160+len(r.Error))
+	b = append(b, `{"task":`...)
+	b = appendJSONString(b, r.Task)
+	if r.JobID != "" {
+		b = append(b, `,"job":`...)
+		b = appendJSONString(b, r.JobID)
+	}
+	b = append(b, `,"fire":`...)
+	b = strconv.AppendInt(b, ms(r.Fire), 10)
+	b = append(b, `,"start_ms":`...)
+	b = strconv.AppendInt(b, ms(r.Start), 10)
+	b = append(b, `,"end_ms":`...)
+	b = strconv.AppendInt(b, ms(r.End), 10)
+	b = append(b, `,"outcome":`...)
+	b = appendJSONString(b, string(r.Outcome))
+	if r.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendJSONString(b, r.Error)
+	}
+	b = append(b, `,"process":`...)
+	b = appendJSONString(b, r.Process)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(r.Attempt), 10)
+	b = append(b, '}')
 	return string(b)
+}
+
+// appendJSONString appends s as encoding/json writes it: printable ASCII
+// that needs no escape is copied, anything else is left to encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func decodeRecord(s string) (Record, error) {
