@@ -189,17 +189,7 @@ func TestClusterFailover(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	rdb := cl.ClusterClient(t)
 	ctx := context.Background()
-	name := t.Name()
-	var fires fireLog
-	behave(t, name, func(ctx context.Context) error { fires.add(ctx); return nil })
-	reg := registry(t,
-		TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)},
-		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
-	logs, logger := newLogCapture()
-	for range 2 {
-		runScheduler(t, rdb, reg, WithLogger(logger))
-	}
-	waitFor(t, 10*time.Second, "three fires", func() bool { return len(fires.snapshot()) >= 3 })
+	fires, logs, reg := runFailoverPair(t, rdb)
 
 	slot, err := rdb.ClusterKeySlot(ctx, "{crontab}").Result()
 	if err != nil {

@@ -25,12 +25,7 @@ return 1
 // starts beside a run that is still going. A run that finished meanwhile
 // gives its lock back.
 func (s *Scheduler) retakeLocks(ctx context.Context) {
-	s.mu.Lock()
-	runs := make([]*inflightRun, 0, len(s.inflight))
-	for _, r := range s.inflight {
-		runs = append(runs, r)
-	}
-	s.mu.Unlock()
+	runs := s.runsInFlight()
 	for _, r := range runs {
 		n, err := retakeScript.Run(ctx, s.rdb, []string{r.lockKey, r.taskKey}, r.lockValue, r.ttl.Milliseconds()).Int()
 		if err != nil {

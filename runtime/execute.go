@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -19,6 +21,13 @@ type inflightRun struct {
 	taskKey            string
 	ttl                time.Duration
 	finished           atomic.Bool // set before the run is recorded (see retakeLocks)
+}
+
+// runsInFlight returns the runs in progress in this process.
+func (s *Scheduler) runsInFlight() []*inflightRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Values(s.inflight))
 }
 
 // leaseValue is the value of a run's lease key: who runs what.

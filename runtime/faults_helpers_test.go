@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,20 +12,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/testio"
+	"github.com/redis/go-redis/v9"
 )
 
 // logCapture keeps what a scheduler logs, as text lines, so fault tests can
 // check that a fault is reported clearly. With CRONTAB_TEST_LOG=1 it also
 // writes to stderr.
 type logCapture struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (c *logCapture) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(p)
+	testio.Buffer
 }
 
 // newLogCapture returns a capture and a debug-level logger writing to it.
@@ -37,12 +32,6 @@ func newLogCapture() (*logCapture, *slog.Logger) {
 		w = io.MultiWriter(c, os.Stderr)
 	}
 	return c, slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-func (c *logCapture) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
 }
 
 // lines returns the logged lines that contain every one of subs.
@@ -202,4 +191,23 @@ func historyOutcomes(t testing.TB, s *Scheduler, task string) map[Outcome]int {
 // records kept in package-level maps (so -count=N runs do not mix).
 func unique(t testing.TB) string {
 	return t.Name() + "#" + strconv.FormatInt(time.Now().UnixNano(), 36)
+}
+
+// runFailoverPair starts two schedulers on rdb of an every:1s probe task
+// named after the test and the sms job type, and waits for three fires. It
+// returns the fires, the schedulers' log and their registry.
+func runFailoverPair(t *testing.T, rdb redis.UniversalClient) (*fireLog, *logCapture, *Registry) {
+	t.Helper()
+	name := t.Name()
+	fires := new(fireLog)
+	behave(t, name, func(ctx context.Context) error { fires.add(ctx); return nil })
+	reg := registry(t,
+		TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)},
+		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
+	logs, logger := newLogCapture()
+	for range 2 {
+		runScheduler(t, rdb, reg, WithLogger(logger))
+	}
+	waitFor(t, 10*time.Second, "three fires", func() bool { return len(fires.snapshot()) >= 3 })
+	return fires, logs, reg
 }

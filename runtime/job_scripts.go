@@ -117,8 +117,8 @@ end
 // n_claims; then n_plain groups of id, type (1-based index into the types),
 // claim (1-based index into the claims), of plain ok acks (no history
 // record: most of a burst); then n groups of id, action
-// (ok|retry|dead|release), due_ms, type, claim, record ("" when it would be
-// trimmed anyway), dead_envelope; then the name of each type; then each
+// (ok|retry|dead|release), due_ms, type (0 for a release), claim, record
+// ("" when it would be trimmed anyway), dead_envelope; then the name of each type; then each
 // claim id; then the ids of the claims that end here
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `

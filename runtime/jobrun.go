@@ -188,7 +188,6 @@ func (s *Scheduler) giveBack(back []*jobRun) {
 	due := ms(s.clock.Now())
 	acks := make([]*jobAck, len(back))
 	for i, j := range back {
-		j.env.Task = "?" // not decoded: only its id and action are written
 		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
 		s.jobs.acks.add(acks[i])
 	}
@@ -385,18 +384,19 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 	recorded := map[string]int{} // per type: acks that leave a history record
 	s.mu.Lock()
 	for _, a := range batch {
-		t := a.j.env.Task
-		if _, ok := typeIndex[t]; !ok {
-			types = append(types, t)
-			typeIndex[t] = len(types)
-			keys = append(keys, s.keys.history(t))
+		// A release counts no run and writes no record: it needs no type
+		// (its index stays 0), and its job may not even be decoded.
+		if t := a.j.env.Task; a.action != "release" {
+			if _, ok := typeIndex[t]; !ok {
+				types = append(types, t)
+				typeIndex[t] = len(types)
+				keys = append(keys, s.keys.history(t))
+			}
+			recorded[t]++
 		}
 		if _, ok := claimIndex[a.j.claim]; !ok {
 			claims = append(claims, a.j.claim)
 			claimIndex[a.j.claim] = len(claims)
-		}
-		if a.action != "release" {
-			recorded[t]++
 		}
 		if s.jobs.claims[a.j.claim]--; s.jobs.claims[a.j.claim] == 0 {
 			ending = append(ending, a.j.claim) // its lease goes with this batch

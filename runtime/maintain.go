@@ -88,12 +88,7 @@ func (s *Scheduler) heartbeat(ctx context.Context) error {
 
 // renew extends the locks and leases of this process's runs in progress.
 func (s *Scheduler) renew(ctx context.Context) {
-	s.mu.Lock()
-	runs := make([]*inflightRun, 0, len(s.inflight))
-	for _, r := range s.inflight {
-		runs = append(runs, r)
-	}
-	s.mu.Unlock()
+	runs := s.runsInFlight()
 	if len(runs) == 0 {
 		return
 	}

@@ -24,17 +24,7 @@ func TestSentinelFailover(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
-	name := t.Name()
-	var fires fireLog
-	behave(t, name, func(ctx context.Context) error { fires.add(ctx); return nil })
-	reg := registry(t,
-		TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)},
-		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
-	logs, logger := newLogCapture()
-	for range 2 {
-		runScheduler(t, rdb, reg, WithLogger(logger))
-	}
-	waitFor(t, 10*time.Second, "three fires", func() bool { return len(fires.snapshot()) >= 3 })
+	fires, logs, reg := runFailoverPair(t, rdb)
 	to := unique(t)
 	if _, err := NewClient(rdb, reg).Enqueue(ctx, smsJob{To: to, Text: "during"}, In(2*time.Second)); err != nil {
 		t.Fatal(err)
