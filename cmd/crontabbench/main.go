@@ -111,6 +111,7 @@ func main() {
 	flag.DurationVar(&cfg.ProcessTTL, "process-ttl", 0, "S5 workers' process TTL (0: the runtime's default)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
+	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the S1 drain")
 	flag.BoolVar(&cfg.Verbose, "v", false, "log the Redis cost of each scenario")
 	flag.Parse()

@@ -56,6 +56,9 @@ type Config struct {
 	// Workers and Batch are the scheduler's WithWorkers and WithBatch (0:
 	// the runtime's defaults).
 	Workers, Batch int
+	// FiresOut, when set, is where S3 writes every run its workers
+	// reported, as CSV, one file per task count (FiresOut.<tasks>).
+	FiresOut string
 	// CPUProfile writes a CPU profile of S1 (our scheduler, in process) here.
 	CPUProfile string
 	// Self is the executable re-run in worker mode (S3, S5); "" means

@@ -16,7 +16,7 @@ func TestCheckInstantsCountsDuplicatesAndMisses(t *testing.T) {
 	}
 	fires := []fireLine{
 		at("tick-000", 0, 1, "w0"), at("tick-000", 1, 2, "w1"), at("tick-000", 1, 3, "w2"), // 1 doubled
-		at("tick-000", 3, 4, "w0"), // 2 missed
+		at("tick-000", 3, 7, "w0"), // 2 missed; instant 3 is slow (7 ms > 5 ms)
 		at("tick-001", 0, 1, "w0"), at("tick-001", 1, 1, "w0"), at("tick-001", 2, 1, "w0"), at("tick-001", 3, 1, "w0"),
 		at("tick-000", 9, 1, "w0"), // outside the window
 	}
@@ -25,8 +25,12 @@ func TestCheckInstantsCountsDuplicatesAndMisses(t *testing.T) {
 	if o.Instants != 4 || o.Expected != 8 || o.Executions != 8 || o.Duplicates != 1 || o.Missed != 1 || o.Skipped != 1 {
 		t.Errorf("got %+v", o)
 	}
-	if o.ByProcess["w0"] != 6 || o.Lag.N != 8 || o.Lag.Max != 4 {
+	if o.ByProcess["w0"] != 6 || o.Lag.N != 8 || o.Lag.Max != 7 {
 		t.Errorf("by process %v, lag %+v", o.ByProcess, o.Lag)
+	}
+	// The latest run of instants 0..3 started 1, 3, 1 and 7 ms late.
+	if w := o.WorstPerInstant; w.N != 4 || w.Min != 1 || w.Max != 7 || o.SlowInstants != 1 {
+		t.Errorf("worst per instant %+v, slow instants %d; want 4 instants, 1..7 ms, 1 slow", w, o.SlowInstants)
 	}
 }
 

@@ -3,31 +3,43 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // periodicOutcome is what a run of every:1s tasks over several processes
 // measured, over the whole seconds when every process was up.
 type periodicOutcome struct {
-	Procs      int            `json:"processes"`
-	Tasks      int            `json:"tasks"`
-	Instants   int            `json:"instants_per_task"`
-	Expected   int            `json:"expected"`
-	Executions int            `json:"executions"`
-	Duplicates int            `json:"duplicates"`
-	Missed     int            `json:"missed"`
-	Skipped    int            `json:"skipped"`
-	Lag        dist           `json:"lag"`
-	ByProcess  map[string]int `json:"by_process"`
-	Cost       cost           `json:"cost_per_run"`
+	Procs      int  `json:"processes"`
+	Tasks      int  `json:"tasks"`
+	Instants   int  `json:"instants_per_task"`
+	Expected   int  `json:"expected"`
+	Executions int  `json:"executions"`
+	Duplicates int  `json:"duplicates"`
+	Missed     int  `json:"missed"`
+	Skipped    int  `json:"skipped"`
+	Lag        dist `json:"lag"`
+	// WorstPerInstant is the distribution over instants of the lag of
+	// each instant's latest run; SlowInstants counts the instants whose
+	// latest run started more than 5 ms late.
+	WorstPerInstant dist           `json:"worst_per_instant"`
+	SlowInstants    int            `json:"slow_instants"`
+	ByProcess       map[string]int `json:"by_process"`
+	Cost            cost           `json:"cost_per_run"`
 }
+
+// slowInstant is the lag target of S3: an instant whose latest run started
+// later than this is counted slow.
+const slowInstant = 5 * time.Millisecond
 
 // checkInstants counts, for every task and every whole second in
 // [firstMS, lastMS], the runs of that instant.
 func checkInstants(fires []fireLine, skips []skipLine, tasks int, firstMS, lastMS int64) periodicOutcome {
 	o := periodicOutcome{Tasks: tasks, ByProcess: map[string]int{}}
 	seen := map[string]map[int64]int{}
+	worst := map[int64]time.Duration{}
 	var lags []time.Duration
 	for _, f := range fires {
 		if f.fireMS < firstMS || f.fireMS > lastMS {
@@ -38,6 +50,7 @@ func checkInstants(fires []fireLine, skips []skipLine, tasks int, firstMS, lastM
 		}
 		seen[f.task][f.fireMS]++
 		lags = append(lags, f.lag())
+		worst[f.fireMS] = max(worst[f.fireMS], f.lag())
 		o.Executions++
 		o.ByProcess[f.proc]++
 	}
@@ -60,6 +73,14 @@ func checkInstants(fires []fireLine, skips []skipLine, tasks int, firstMS, lastM
 	o.Instants = int((lastMS-firstMS)/1000) + 1
 	o.Expected = o.Instants * tasks
 	o.Lag = summarize(lags)
+	var worsts []time.Duration
+	for _, w := range worst {
+		worsts = append(worsts, w)
+		if w > slowInstant {
+			o.SlowInstants++
+		}
+	}
+	o.WorstPerInstant = summarize(worsts)
 	return o
 }
 
@@ -75,8 +96,9 @@ func runPeriodic(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		e.logf("S3 %d procs x %d tasks: %d/%d runs, %d dup, %d missed, %d skipped, lag %s, by process %v",
-			o.Procs, tasks, o.Executions, o.Expected, o.Duplicates, o.Missed, o.Skipped, o.Lag, o.ByProcess)
+		e.logf("S3 %d procs x %d tasks: %d/%d runs, %d dup, %d missed, %d skipped, lag %s, latest run of each instant %s (%d of %d instants over %v), by process %v",
+			o.Procs, tasks, o.Executions, o.Expected, o.Duplicates, o.Missed, o.Skipped, o.Lag,
+			o.WorstPerInstant, o.SlowInstants, o.Instants, slowInstant, o.ByProcess)
 		details[strconv.Itoa(tasks)] = o
 		sc := fmt.Sprintf("S3 periodic %dp x %d every:1s", o.Procs, tasks)
 		e.add(sc, "executions", "", float64(o.Executions), nil, false, &target{float64(o.Expected), fmt.Sprintf("%d", o.Expected)})
@@ -84,6 +106,7 @@ func runPeriodic(ctx context.Context, e *env) error {
 		e.add(sc, "missed", "", float64(o.Missed), nil, true, &target{0, "0"})
 		e.add(sc, "lag p50", "ms", o.Lag.P50, nil, true, nil)
 		e.add(sc, "lag p99", "ms", o.Lag.P99, nil, true, &target{5, "<= 5 ms"})
+		e.add(sc, "instants with a run > 5 ms late", "", float64(o.SlowInstants), nil, true, nil)
 	}
 	e.report.Details["s3"] = details
 	return nil
@@ -112,6 +135,11 @@ func (e *env) periodic(ctx context.Context, tasks int) (periodicOutcome, error) 
 	f.awaitFires(ctx, tasks, last)
 	f.stop()
 	fires, skips := f.snapshot()
+	if e.cfg.FiresOut != "" {
+		if err := writeFires(fmt.Sprintf("%s.%d", e.cfg.FiresOut, tasks), fires); err != nil {
+			return periodicOutcome{}, err
+		}
+	}
 	o := checkInstants(fires, skips, tasks, first, last)
 	o.Procs = e.cfg.Procs
 	o.Cost = u0.to(u1, int(e.cfg.PeriodicFor/time.Second)*tasks, 0, 0)
@@ -119,6 +147,20 @@ func (e *env) periodic(ctx context.Context, tasks int) (periodicOutcome, error) 
 		e.logf("S3 %d tasks, per run (all processes): %s", tasks, o.Cost)
 	}
 	return o, nil
+}
+
+// writeFires writes every run a worker reported, one per line: process,
+// task, fire (unix ms), handler start (unix ns).
+func writeFires(path string, fires []fireLine) error {
+	var b strings.Builder
+	b.WriteString("process,task,fire_ms,start_ns\n")
+	for _, l := range fires {
+		fmt.Fprintf(&b, "%s,%s,%d,%d\n", l.proc, l.task, l.fireMS, l.startNS)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("S3 runs: %w", err)
+	}
+	return nil
 }
 
 // failoverRound is one kill.

@@ -34,7 +34,9 @@ func TestSmallRun(t *testing.T) {
 	cfg.Out = filepath.Join(t.TempDir(), "r.json")
 	cfg.Unix = true
 	cfg.BurstJobs, cfg.SpreadJobs, cfg.SpreadOver = 500, 300, time.Second
-	cfg.PeriodicFor, cfg.PeriodicTasks = 5*time.Second, []int{1, 5}
+	// 20 tasks over 3 processes: enough for the processes to split each
+	// instant among themselves (runtime's minSplit is 4 per process).
+	cfg.PeriodicFor, cfg.PeriodicTasks = 5*time.Second, []int{1, 20}
 	cfg.ScaleJobs, cfg.ScaleChunk, cfg.ScaleProbe = 3000, 1000, 3*time.Second
 	cfg.FailoverRounds, cfg.ProcessTTL = 1, time.Second
 	cfg.Log = io.Discard
