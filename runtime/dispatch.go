@@ -109,9 +109,43 @@ type queueHeads struct {
 
 // aheadFires are prepared fires of one instant.
 type aheadFires struct {
-	at    int64     // the instant, unix ms
-	read  time.Time // when the task hashes were read (server time)
-	fires []*fire
+	at    int64      // the instant, unix ms
+	read  time.Time  // when the task hashes were read (server time)
+	fires []*fire    // this process's share (see share.go), in the order they are tried
+	split bool       // the instant's other fires are the peers' shares
+	after int64      // the queue's next instant after at, unix ms; -1: none seen
+	call  *claimCall // the first claim of fires, built ahead
+}
+
+// aheadOf prepares this process's share of the fires of instant at, read
+// as tied. It splits them only when the read held every task of the
+// instant: a split of some would leave the rest a grace for nothing.
+func (s *Scheduler) aheadOf(at int64, read time.Time, fires []*fire, tied tiedTasks) *aheadFires {
+	a := &aheadFires{at: at, read: read, fires: fires, after: tied.after}
+	if tied.all {
+		a.fires, a.split = s.currentShare().split(fires)
+	}
+	// A random order: processes that claim the same fires (no split) then
+	// mostly try different ones first, and between them claim every fire
+	// of the instant in one round even when each has fewer free workers
+	// than there are fires.
+	rand.Shuffle(len(a.fires), func(i, j int) { a.fires[i], a.fires[j] = a.fires[j], a.fires[i] })
+	for _, f := range a.fires {
+		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, at)
+	}
+	a.call = s.newClaimCall(a.fires)
+	return a
+}
+
+// graceEnd is when to look at the queue again after claiming a split
+// instant's share: once the peers had shareGrace to claim theirs, or at the
+// queue's next instant if that comes first.
+func (a *aheadFires) graceEnd() int64 {
+	end := a.at + shareGrace.Milliseconds()
+	if a.after >= 0 && a.after < end {
+		return a.after
+	}
+	return end
 }
 
 // maxAheadAge bounds how old the task state behind prepared fires may be
@@ -169,11 +203,16 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 		ahead := heads.ahead
 		heads.ahead = nil
 		if ahead.ready(now, heads.task.next) {
-			started, err := s.fireAhead(ctx, now, ahead, limit)
+			started, early, err := s.fireAhead(ctx, ahead, limit)
 			used += started
-			if err == nil && len(ahead.fires) > 0 {
+			switch {
+			case err == nil && len(ahead.fires) > 0:
 				heads.ahead = ahead // more prepared than free workers: the rest in the next round
-			} else {
+			case err == nil && ahead.split && !early:
+				// The peers' shares are theirs for a grace; then the
+				// queue tells what is still due.
+				heads.task = queueHead{next: ahead.graceEnd(), read: now}
+			default:
 				heads.task = queueHead{} // look at the queue again
 			}
 			return 0, err
@@ -184,13 +223,13 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 		if err != nil || next == 0 {
 			return 0, err
 		}
-		if len(tied) > 0 && time.UnixMilli(next).Sub(now) < maxAheadAge {
-			fires, err := s.prepare(ctx, now, tied)
+		if tied.members != nil && time.UnixMilli(next).Sub(now) < maxAheadAge {
+			fires, err := s.prepare(ctx, now, tied.members)
 			if err != nil {
 				return 0, err
 			}
 			fires = slices.DeleteFunc(fires, func(f *fire) bool { return f.state.nextRun != next })
-			heads.ahead = &aheadFires{at: next, read: now, fires: fires}
+			heads.ahead = s.aheadOf(next, now, fires, tied)
 		}
 	}
 	used += s.startWaiting(limit - used)
@@ -211,19 +250,31 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 	return s.sleepFor(s.clock.Now(), next), nil
 }
 
+// tiedTasks are the tasks due at the queue's next instant, as one read saw
+// them: members (nil when none); whether they are all of that instant's
+// (the read did not stop inside it); and the instant after it, unix ms
+// (-1: none was read).
+type tiedTasks struct {
+	members []string
+	all     bool
+	after   int64
+}
+
 // claimTasks claims up to limit due tasks. It returns the due time (unix
 // ms) of the next task: 0 when there may be more due now, -1 when the queue
 // is empty; how many runs it started; and, when nothing was due, the tasks
-// it saw due at that next time (up to limit), to be prepared ahead.
-func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, []string, error) {
+// it saw due at that next time (up to a batch), to be prepared ahead.
+func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
 	nowMS := ms(now)
 	// Read up to a batch, even with fewer free workers, so that the tasks
 	// due next are seen for preparing ahead.
-	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(max(limit, s.opts.batch)+s.ignoredCount())-1).Result()
+	read := max(limit, s.opts.batch) + s.ignoredCount()
+	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(read)-1).Result()
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, tiedTasks{}, err
 	}
-	var due, tied []string
+	var due []string
+	tied := tiedTasks{after: -1}
 	nextMS := int64(-1)
 	for _, z := range head {
 		member, _ := z.Member.(string)
@@ -236,9 +287,10 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 				nextMS = score
 			}
 			if score != nextMS {
+				tied.all, tied.after = true, score
 				break
 			}
-			tied = append(tied, member)
+			tied.members = append(tied.members, member)
 			continue
 		}
 		if len(due) < limit {
@@ -246,22 +298,23 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 		}
 	}
 	if len(due) == 0 {
+		tied.all = tied.all || len(head) < read
 		return nextMS, 0, tied, nil
 	}
 	fires, err := s.prepare(ctx, now, due)
 	if err != nil || len(fires) == 0 {
-		return 0, 0, nil, err
+		return 0, 0, tiedTasks{}, err
 	}
 	started, _, early, err := s.advance(ctx, fires, limit) // no more fires than limit: none untried
 	if err != nil {
-		return 0, started, nil, err
+		return 0, started, tiedTasks{}, err
 	}
 	if early {
 		// Our clock estimate ran ahead of the server's: resync, retry soon.
 		_ = s.clock.Sync(ctx, 3)
-		return nowMS + 1, started, nil, nil
+		return nowMS + 1, started, tiedTasks{}, nil
 	}
-	return 0, started, nil, nil
+	return 0, started, tiedTasks{}, nil
 }
 
 // ready reports whether prepared fires can be claimed at now: they are of
@@ -273,27 +326,28 @@ func (a *aheadFires) ready(now time.Time, head int64) bool {
 }
 
 // fireAhead claims up to limit prepared fires with one call of the claim
-// script, and leaves the rest in a. It sends all of them, in a random order,
-// and the script stops at limit fires won: so processes waking at the same
-// instant mostly try different tasks first, and between them claim every
-// task of the instant in one round even when each has fewer free workers
-// than there are tasks. The fires the script did not try stay in a for the
-// next round, whose claim finds the ones other processes took moved on.
-func (s *Scheduler) fireAhead(ctx context.Context, now time.Time, a *aheadFires, limit int) (int, error) {
-	fires := a.fires
-	a.fires = nil
-	rand.Shuffle(len(fires), func(i, j int) { fires[i], fires[j] = fires[j], fires[i] })
-	for _, f := range fires {
-		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, ms(now))
+// script, and leaves the rest in a. The script stops at limit fires won;
+// the fires it did not try stay in a for the next round, whose claim finds
+// the ones other processes took moved on.
+// It reports whether a fire was early by the server's clock (then the
+// clock is synced again, and the queue is to be looked at again soon).
+func (s *Scheduler) fireAhead(ctx context.Context, a *aheadFires, limit int) (started int, early bool, err error) {
+	call := a.call
+	if call == nil {
+		call = s.newClaimCall(a.fires)
 	}
-	started, untried, early, err := s.advance(ctx, fires, limit)
+	a.fires, a.call = nil, nil
+	if len(call.fires) == 0 {
+		return 0, false, nil // the whole instant is the peers'
+	}
+	started, untried, early, err := s.sendClaim(ctx, call, limit)
 	if early && err == nil {
 		_ = s.clock.Sync(ctx, 3)
 	}
 	if err == nil {
 		a.fires = untried
 	}
-	return started, err
+	return started, early, err
 }
 
 // sleepFor returns how long to sleep until the head at nextMS is due,
@@ -372,24 +426,49 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 	return fires, nil
 }
 
+// claimCall is one call of the claim script: the fires it tries, in order,
+// with the script's keys and arguments built for them. A call prepared
+// ahead of its instant is built before it, so that at the instant only the
+// send is left.
+type claimCall struct {
+	fires []*fire
+	keys  []string
+	args  []any
+}
+
+// claimArgsBefore is how many script arguments come before the first fire's.
+const claimArgsBefore = 4
+
+func (s *Scheduler) newClaimCall(fires []*fire) *claimCall {
+	c := &claimCall{fires: fires, keys: make([]string, 0, 2+4*len(fires)), args: make([]any, 0, claimArgsBefore+6*len(fires))}
+	c.keys = append(c.keys, s.keys.queue(), s.keys.running())
+	c.args = append(c.args, s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds(), 0) // max fires: set by advance
+	for _, f := range fires {
+		m := f.state.member
+		c.keys = append(c.keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
+		mode := "run"
+		if f.runID == "" {
+			mode = "skip"
+		}
+		c.args = append(c.args, m, ms(f.at), f.next, mode, f.runIDOrSkip(), f.lease)
+	}
+	return c
+}
+
 // advance runs the claim script over the prepared fires and starts a
 // worker for every fire won, up to maxFires; the script does not look at the
 // fires after that many were won, and advance returns them (untried). It
 // reports how many workers it started and whether any fire was early by the
 // server's clock.
 func (s *Scheduler) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
-	keys := []string{s.keys.queue(), s.keys.running()}
-	args := []any{s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds(), maxFires}
-	for _, f := range fires {
-		m := f.state.member
-		keys = append(keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
-		mode := "run"
-		if f.runID == "" {
-			mode = "skip"
-		}
-		args = append(args, m, ms(f.at), f.next, mode, f.runIDOrSkip(), f.lease)
-	}
-	res, err := advanceScript.Run(ctx, s.rdb, keys, args...).StringSlice()
+	return s.sendClaim(ctx, s.newClaimCall(fires), maxFires)
+}
+
+// sendClaim is advance with the call built.
+func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (started int, untried []*fire, early bool, err error) {
+	c.args[claimArgsBefore-1] = maxFires
+	fires := c.fires
+	res, err := advanceScript.Run(ctx, s.rdb, c.keys, c.args...).StringSlice()
 	if err != nil {
 		return 0, nil, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,7 +44,10 @@ type Scheduler struct {
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc
 	isMaster        bool
-	started         chan struct{} // closed once tasks are registered and dispatch begins
+	digest          string                    // registryDigest of reg, taken at Run
+	peerDigests     map[string]string         // live process id -> its registry digest (maintain goroutine only)
+	share           atomic.Pointer[peerShare] // this process's share of each instant (share.go)
+	started         chan struct{}             // closed once tasks are registered and dispatch begins
 }
 
 // NewScheduler returns a scheduler for the tasks of reg on client.
@@ -59,18 +63,19 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		o.processID = defaultProcessID()
 	}
 	s := &Scheduler{
-		rdb:      client,
-		reg:      reg,
-		opts:     o,
-		keys:     newKeys(o.namespace),
-		log:      o.logger.With("process", o.processID),
-		clock:    newServerClock(client, o.localClock),
-		id:       o.processID,
-		wakeCh:   make(chan struct{}, 1),
-		slots:    make(chan struct{}, o.workers),
-		inflight: make(map[string]*inflightRun),
-		ignored:  make(map[string]int64),
-		started:  make(chan struct{}),
+		rdb:         client,
+		reg:         reg,
+		opts:        o,
+		keys:        newKeys(o.namespace),
+		log:         o.logger.With("process", o.processID),
+		clock:       newServerClock(client, o.localClock),
+		id:          o.processID,
+		wakeCh:      make(chan struct{}, 1),
+		slots:       make(chan struct{}, o.workers),
+		inflight:    make(map[string]*inflightRun),
+		ignored:     make(map[string]int64),
+		peerDigests: make(map[string]string),
+		started:     make(chan struct{}),
 	}
 	for range o.workers {
 		s.slots <- struct{}{}
@@ -97,6 +102,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.start = s.clock.Now()
 	s.quarantine(ctx)
+	s.digest = registryDigest(s.reg)
 	if err := s.heartbeat(ctx); err != nil {
 		return fmt.Errorf("crontab: heartbeat: %w", err)
 	}

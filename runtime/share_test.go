@@ -1,0 +1,271 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestPeerShareSplit(t *testing.T) {
+	fires := func(n int) []*fire {
+		out := make([]*fire, n)
+		for i := range out {
+			out[i] = &fire{state: taskState{member: fmt.Sprintf("t%03d", i)}}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		share     peerShare
+		n         int
+		wantSplit bool
+	}{
+		{"no peers known", peerShare{}, 100, false},
+		{"alone", peerShare{rank: 0, size: 1}, 100, false},
+		{"too few tasks to split", peerShare{rank: 1, size: 3}, minSplit*3 - 1, false},
+		{"just enough", peerShare{rank: 2, size: 3}, minSplit * 3, true},
+		{"three peers", peerShare{rank: 1, size: 3}, 100, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			all := fires(tc.n)
+			mine, split := tc.share.split(all)
+			if split != tc.wantSplit {
+				t.Fatalf("split = %v, want %v", split, tc.wantSplit)
+			}
+			if !split {
+				if len(mine) != tc.n {
+					t.Fatalf("not split, yet got %d of %d fires", len(mine), tc.n)
+				}
+				return
+			}
+			// Every peer's share together: each fire exactly once, and
+			// no share more than one bigger than another.
+			seen := map[*fire]int{}
+			sizes := []int{}
+			for rank := range tc.share.size {
+				s, _ := peerShare{rank: rank, size: tc.share.size}.split(all)
+				sizes = append(sizes, len(s))
+				for _, f := range s {
+					seen[f]++
+				}
+			}
+			for _, f := range all {
+				if seen[f] != 1 {
+					t.Errorf("fire %s is in %d shares, want 1", f.state.member, seen[f])
+				}
+			}
+			if slices.Max(sizes)-slices.Min(sizes) > 1 {
+				t.Errorf("share sizes %v: want them within one of each other", sizes)
+			}
+			if !slices.Contains(all, mine[0]) || mine[0] != all[tc.share.rank] {
+				t.Errorf("rank %d's share starts with %s, want %s", tc.share.rank, mine[0].state.member, all[tc.share.rank].state.member)
+			}
+		})
+	}
+}
+
+func TestRegistryDigest(t *testing.T) {
+	a := registry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)},
+		TaskConfig{Name: "b", New: probeNew(1)})
+	b := registry(t, TaskConfig{Name: "b", New: probeNew(1)},
+		TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)})
+	c := registry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)})
+	// Names are separated: "ab" alone must not digest like "a" and "b".
+	d := registry(t, TaskConfig{Name: "ab", Expression: "every:1s", New: probeNew(0)})
+	if registryDigest(a) != registryDigest(b) {
+		t.Error("the same task types added in another order digest differently")
+	}
+	if registryDigest(a) == registryDigest(c) {
+		t.Error("registries with different task types digest the same")
+	}
+	if registryDigest(a) == registryDigest(d) {
+		t.Error(`a registry of "a" and "b" digests like one of "ab"`)
+	}
+}
+
+// Processes split instants only with peers that run the same task types:
+// a process of other types is not counted, and a peer that stops leaves the
+// split at the next heartbeat.
+func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	same := registry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)})
+	other := registry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)},
+		TaskConfig{Name: "more", Expression: "every:1h", New: probeNew(1)})
+	s1, _ := runScheduler(t, rdb, same, WithProcessID("p1"))
+	s2, stop2 := runScheduler(t, rdb, same, WithProcessID("p2"))
+	s3, _ := runScheduler(t, rdb, other, WithProcessID("p3"))
+
+	want := map[*Scheduler]peerShare{s1: {rank: 0, size: 2}, s2: {rank: 1, size: 2}, s3: {rank: 0, size: 1}}
+	waitFor(t, 5*time.Second, "every process to know its peers", func() bool {
+		for s, w := range want {
+			if s.currentShare() != w {
+				return false
+			}
+		}
+		return true
+	})
+
+	stop2()
+	waitFor(t, 5*time.Second, "p1 to be alone once p2 stopped", func() bool {
+		return s1.currentShare() == peerShare{rank: 0, size: 1}
+	})
+}
+
+// stampTask records each run's task, fire and start.
+type stampTask struct{ log *fireLog }
+
+func (t stampTask) Handle(ctx context.Context) error { t.log.add(ctx); return nil }
+
+// A share no process claims at its instant (here a peer's whose heartbeat
+// is fresh but which claims nothing: a process stalled, or killed less than
+// a process TTL ago) is claimed by the others once shareGrace has passed:
+// every instant still fires exactly once, and only that share is late.
+func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	var log fireLog
+	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{&log} }})
+	c := NewClient(rdb, reg)
+	const tasks = 2 * minSplit
+	var members []string
+	for i := range tasks {
+		key := fmt.Sprintf("t%d", i)
+		must(t, c.SetTask(ctx, TaskSpec{Key: key, Type: "stamp", Expression: "every:1s"}))
+		members = append(members, key)
+	}
+	// The ghost sorts before "p1", so it has rank 0: the tasks at even
+	// places in queue order (t0, t2, ...) are its share.
+	k := newKeys("crontab")
+	must(t, rdb.HSet(ctx, k.process("ghost"), "types", registryDigest(reg)).Err())
+	beat := func() {
+		now, err := rdb.Time(ctx).Result()
+		must(t, err)
+		must(t, rdb.ZAdd(ctx, k.processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"}).Err())
+	}
+	beat()
+	ghostCtx, stopGhost := context.WithCancel(ctx)
+	defer stopGhost()
+	go func() {
+		for ghostCtx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			now, err := rdb.Time(ghostCtx).Result()
+			if err == nil {
+				rdb.ZAdd(ghostCtx, k.processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"})
+			}
+		}
+	}()
+
+	s, stop := runScheduler(t, rdb, reg, WithProcessID("p1"))
+	if got := s.currentShare(); got != (peerShare{rank: 1, size: 2}) {
+		t.Fatalf("share at start = %+v, want rank 1 of 2 (the ghost is a peer)", got)
+	}
+	time.Sleep(3500 * time.Millisecond)
+	stop()
+	stopGhost()
+
+	byInstant := map[time.Time]map[string]seenFire{}
+	for _, f := range log.snapshot() {
+		if byInstant[f.fire] == nil {
+			byInstant[f.fire] = map[string]seenFire{}
+		}
+		if _, dup := byInstant[f.fire][f.task]; dup {
+			t.Errorf("task %s fired twice for %v", f.task, f.fire)
+		}
+		byInstant[f.fire][f.task] = f
+	}
+	var instants []time.Time
+	for at := range byInstant {
+		instants = append(instants, at)
+	}
+	slices.SortFunc(instants, func(a, b time.Time) int { return a.Compare(b) })
+	if len(instants) < 3 {
+		t.Fatalf("got %d instants in 3.5s, want at least 3", len(instants))
+	}
+	// The last instant may have been cut by the stop.
+	for _, at := range instants[:len(instants)-1] {
+		runs := byInstant[at]
+		if len(runs) != tasks {
+			t.Errorf("instant %v: %d of %d tasks fired", at, len(runs), tasks)
+		}
+		for i, m := range members {
+			f, ok := runs[m]
+			if !ok || i%2 != 0 {
+				continue
+			}
+			// Claimed no sooner than shareGrace after the instant (by the
+			// server clock, which this machine's clock reads within a
+			// millisecond).
+			if lag := f.start.Sub(f.fire); lag < shareGrace-time.Millisecond {
+				t.Errorf("instant %v: %s of the ghost's share started %v after it, before the grace of %v ended",
+					at, m, lag, shareGrace)
+			}
+		}
+	}
+}
+
+// Schedulers that split their instants still fire every instant of every
+// task exactly once, and each runs its share.
+func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	var log fireLog
+	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{&log} }})
+	c := NewClient(rdb, reg)
+	const tasks = 3 * minSplit
+	for i := range tasks {
+		must(t, c.SetTask(ctx, TaskSpec{Key: fmt.Sprintf("t%02d", i), Type: "stamp", Expression: "every:1s"}))
+	}
+	var scheds []*Scheduler
+	var stops []func()
+	for i := range 3 {
+		s, stop := runScheduler(t, rdb, reg, WithProcessID(fmt.Sprintf("p%d", i)))
+		scheds, stops = append(scheds, s), append(stops, stop)
+	}
+	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
+		for _, s := range scheds {
+			if s.currentShare().size != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	from := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(from.Add(3500 * time.Millisecond)))
+	for _, stop := range stops {
+		stop()
+	}
+	count := map[string]map[time.Time]int{}
+	byProcess := map[string]int{}
+	for _, f := range log.snapshot() {
+		if f.fire.Before(from) || f.fire.After(from.Add(3*time.Second)) {
+			continue
+		}
+		if count[f.task] == nil {
+			count[f.task] = map[time.Time]int{}
+		}
+		count[f.task][f.fire]++
+		byProcess[f.process]++
+	}
+	for i := range tasks {
+		task := fmt.Sprintf("t%02d", i)
+		for at := from; !at.After(from.Add(3 * time.Second)); at = at.Add(time.Second) {
+			if n := count[task][at]; n != 1 {
+				t.Errorf("task %s, instant %v: %d runs, want 1", task, at, n)
+			}
+		}
+	}
+	for _, s := range scheds {
+		if byProcess[s.id] == 0 {
+			t.Errorf("process %s ran nothing in 4 split instants (runs by process: %v)", s.id, byProcess)
+		}
+	}
+	t.Logf("runs by process: %v", byProcess)
+}
