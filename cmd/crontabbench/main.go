@@ -17,7 +17,8 @@
 //	    many started early (must be 0).
 //	s3  periodic: -procs worker processes (this binary re-run in worker
 //	    mode) for -periodic-for, once per count in -periodic-tasks of
-//	    every:1s tasks; executions, duplicates, missed instants, lag.
+//	    every:1s tasks; executions, duplicates, missed instants, lag, and
+//	    how many instants had a run over 5 ms late.
 //	s4  scale: -scale jobs pending (due in an hour), enqueued with
 //	    EnqueueMany in calls of -scale-chunk; enqueue rate, Redis memory per
 //	    job (INFO used_memory delta / N, and beyond the JSON payload), and the
@@ -57,6 +58,8 @@
 //	-workers N           WithWorkers of the scheduler under test (default: the runtime's)
 //	-batch N             WithBatch of the scheduler under test (default: the runtime's)
 //	-cpuprofile PATH     CPU profile of this process during the S1 drain
+//	-s3-runs PATH        write every S3 run (process, task, fire, start) as CSV
+//	                     to PATH.<tasks>
 //	-v                   log the Redis cost of each scenario (CPU and
 //	                     round trips per job, top commands of INFO commandstats)
 //
