@@ -24,8 +24,8 @@ func TestCluster(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := ctxT(t)
 			c := redistest.StartCluster(t, tc.masters, tc.replicas, tc.opts...)
+			ctx := ctxT(t) // after the start, which may take up to its own 30 s
 			n := tc.masters * (1 + tc.replicas)
 			if len(c.Addrs()) != n || len(c.Nodes()) != n {
 				t.Fatalf("%d addrs, %d nodes; want %d", len(c.Addrs()), len(c.Nodes()), n)

@@ -9,8 +9,8 @@ import (
 
 func TestSentinelFailover(t *testing.T) {
 	t.Parallel()
-	ctx := ctxT(t)
 	d := redistest.StartSentinel(t, redistest.WithPassword("pw"))
+	ctx := ctxT(t) // after the start, which has its own timeout
 	if n := len(d.SentinelAddrs()); n != 3 {
 		t.Fatalf("%d sentinels, want 3", n)
 	}
