@@ -154,10 +154,7 @@ func (s *Scheduler) aheadOf(at int64, read time.Time, fires []*fire, tied tiedTa
 	// of the instant in one round even when each has fewer free workers
 	// than there are fires.
 	rand.Shuffle(len(a.fires), func(i, j int) { a.fires[i], a.fires[j] = a.fires[j], a.fires[i] })
-	for _, f := range a.fires {
-		f.lease = leaseValue(s.id, f.state.member, f.state.nextRun, at)
-	}
-	a.call = s.newClaimCall(a.fires)
+	a.call = s.newClaimCall(a.fires, at)
 	return a
 }
 
@@ -364,7 +361,7 @@ func (a *aheadFires) ready(now time.Time, head int64) bool {
 func (s *Scheduler) fireAhead(ctx context.Context, a *aheadFires, limit int) (started int, early bool, err error) {
 	call := a.call
 	if call == nil {
-		call = s.newClaimCall(a.fires)
+		call = s.newClaimCall(a.fires, a.at)
 	}
 	a.fires, a.call = nil, nil
 	if len(call.fires) == 0 {
@@ -446,7 +443,6 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 		}
 		f.once = next.IsZero()
 		f.runID = m + "@" + strconv.FormatInt(st.nextRun, 10)
-		f.lease = leaseValue(s.id, m, st.nextRun, ms(s.clock.Now()))
 		f.next = ms(next)
 		if mode == "skip" {
 			f.runID = ""
@@ -457,9 +453,9 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 }
 
 // claimCall is one call of the claim script: the fires it tries, in order,
-// with the script's keys and arguments built for them. A call prepared
-// ahead of its instant is built before it, so that at the instant only the
-// send is left.
+// with the script's keys and arguments built for them, and each fire's run
+// lease. A call prepared ahead of its instant is built before it, so that at
+// the instant only the send is left.
 type claimCall struct {
 	fires []*fire
 	keys  []string
@@ -469,12 +465,16 @@ type claimCall struct {
 // claimArgsBefore is how many script arguments come before the first fire's.
 const claimArgsBefore = 4
 
-func (s *Scheduler) newClaimCall(fires []*fire) *claimCall {
+// newClaimCall builds the call claiming fires; their leases name startMS
+// (unix ms) as the start: the claim's time, or the instant of fires
+// prepared ahead.
+func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
 	c := &claimCall{fires: fires, keys: make([]string, 0, 2+4*len(fires)), args: make([]any, 0, claimArgsBefore+6*len(fires))}
 	c.keys = append(c.keys, s.keys.queue(), s.keys.running())
 	c.args = append(c.args, s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds(), 0) // max fires: set by advance
 	for _, f := range fires {
 		m := f.state.member
+		f.lease = leaseValue(s.id, m, f.state.nextRun, startMS)
 		c.keys = append(c.keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
 		mode := "run"
 		if f.runID == "" {
@@ -491,7 +491,7 @@ func (s *Scheduler) newClaimCall(fires []*fire) *claimCall {
 // reports how many workers it started and whether any fire was early by the
 // server's clock.
 func (s *Scheduler) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
-	return s.sendClaim(ctx, s.newClaimCall(fires), maxFires)
+	return s.sendClaim(ctx, s.newClaimCall(fires, ms(s.clock.Now())), maxFires)
 }
 
 // sendClaim is advance with the call built.

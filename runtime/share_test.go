@@ -62,7 +62,7 @@ func TestPeerShareSplit(t *testing.T) {
 			if slices.Max(sizes)-slices.Min(sizes) > 1 {
 				t.Errorf("share sizes %v: want them within one of each other", sizes)
 			}
-			if !slices.Contains(all, mine[0]) || mine[0] != all[tc.share.rank] {
+			if mine[0] != all[tc.share.rank] {
 				t.Errorf("rank %d's share starts with %s, want %s", tc.share.rank, mine[0].state.member, all[tc.share.rank].state.member)
 			}
 		})
@@ -122,6 +122,28 @@ type stampTask struct{ log *fireLog }
 
 func (t stampTask) Handle(ctx context.Context) error { t.log.add(ctx); return nil }
 
+// stampTasks sets the run-time tasks keys, every:1s, of one type that logs
+// its runs in the returned log, and returns the type's registry.
+func stampTasks(t *testing.T, rdb redis.UniversalClient, keys []string) (*Registry, *fireLog) {
+	t.Helper()
+	log := new(fireLog)
+	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{log} }})
+	c := NewClient(rdb, reg)
+	for _, key := range keys {
+		must(t, c.SetTask(context.Background(), TaskSpec{Key: key, Type: "stamp", Expression: "every:1s"}))
+	}
+	return reg, log
+}
+
+// keysOf names n tasks with format (one %d verb), in queue order.
+func keysOf(format string, n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(format, i)
+	}
+	return keys
+}
+
 // A share no process claims at its instant (here a peer's whose heartbeat
 // is fresh but which claims nothing: a process stalled, or killed less than
 // a process TTL ago) is claimed by the others once shareGrace has passed:
@@ -130,16 +152,9 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
-	var log fireLog
-	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{&log} }})
-	c := NewClient(rdb, reg)
 	const tasks = 2 * minSplit
-	var members []string
-	for i := range tasks {
-		key := fmt.Sprintf("t%d", i)
-		must(t, c.SetTask(ctx, TaskSpec{Key: key, Type: "stamp", Expression: "every:1s"}))
-		members = append(members, key)
-	}
+	members := keysOf("t%d", tasks)
+	reg, log := stampTasks(t, rdb, members)
 	// The ghost sorts before "p1", so it has rank 0: the tasks at even
 	// places in queue order (t0, t2, ...) are its share.
 	k := newKeys("crontab")
@@ -215,14 +230,8 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
-	ctx := context.Background()
-	var log fireLog
-	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{&log} }})
-	c := NewClient(rdb, reg)
 	const tasks = 3 * minSplit
-	for i := range tasks {
-		must(t, c.SetTask(ctx, TaskSpec{Key: fmt.Sprintf("t%02d", i), Type: "stamp", Expression: "every:1s"}))
-	}
+	reg, log := stampTasks(t, rdb, keysOf("t%02d", tasks))
 	var scheds []*Scheduler
 	var stops []func()
 	for i := range 3 {
