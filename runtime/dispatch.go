@@ -74,11 +74,11 @@ const preciseTail = 2 * time.Millisecond
 
 // warmLead is how long before the instant of prepared fires the dispatch
 // loop touches Redis (without waiting for the answer): a server and a
-// connection idle for a second answer the claim at the instant later than
-// busy ones. On the 2-CPU benchmark machine an idle round trip took 250 us
-// (p99 1 ms) and one 1 ms after another 65-110 us (p99 250 us); S3 x 100's
-// lag fell from 2.05 to 1.89 ms (p50) and 4.74 to 3.79 ms (p99). It costs
-// one EXISTS per instant.
+// connection idle for a while answer the claim at the instant later than
+// busy ones. On the 2-CPU benchmark machine a PING after 100 ms idle took
+// 0.24-0.29 ms (p50) and one sent 1 ms after another 0.06-0.13 ms (the
+// calibration lines of crontabbench); S3 x 100's lag fell from 2.05 to 1.89
+// ms (p50) and 4.74 to 3.79 ms (p99). It costs one EXISTS per instant.
 const warmLead = time.Millisecond
 
 // sleep waits d, or until ctx ends, a message arrives on the wake channel

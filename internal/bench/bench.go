@@ -167,8 +167,8 @@ func (e *env) add(scenario, metric, unit string, ours float64, base *float64, lo
 func (e *env) calibrate(ctx context.Context) {
 	c := calibrate(ctx, e.admin)
 	e.report.Calibration = append(e.report.Calibration, c)
-	e.logf("calibration (load %s): timer wake-up late %s; redis PING rtt %s; %.0f PING/s over 50 connections",
-		c.Load, c.TimerLate, c.PingRTT, c.PingRate)
+	e.logf("calibration (load %s): timer wake-up late %s; redis PING rtt %s, after 100 ms idle %s, idle but warmed 1 ms before %s; %.0f PING/s over 50 connections",
+		c.Load, c.TimerLate, c.PingRTT, c.IdleRTT, c.WarmedRTT, c.PingRate)
 }
 
 // scenario is one of S1..S5.
@@ -288,8 +288,9 @@ func WriteTable(w io.Writer, r *Report) {
 		if i > 0 {
 			when = "after"
 		}
-		fmt.Fprintf(w, "machine %s (load %s): timer wake-up late p50 %.2f ms p99 %.2f ms; PING rtt p50 %.2f ms p99 %.2f ms; %.0f PING/s (50 conns)\n",
-			when, c.Load, c.TimerLate.P50, c.TimerLate.P99, c.PingRTT.P50, c.PingRTT.P99, c.PingRate)
+		fmt.Fprintf(w, "machine %s (load %s): timer wake-up late p50 %.2f ms p99 %.2f ms; PING rtt p50 %.2f ms p99 %.2f ms, after 100 ms idle %.2f / %.2f ms, warmed 1 ms before %.2f / %.2f ms; %.0f PING/s (50 conns)\n",
+			when, c.Load, c.TimerLate.P50, c.TimerLate.P99, c.PingRTT.P50, c.PingRTT.P99,
+			c.IdleRTT.P50, c.IdleRTT.P99, c.WarmedRTT.P50, c.WarmedRTT.P99, c.PingRate)
 	}
 	fmt.Fprintln(w)
 	head := []string{"scenario", "metric", "ours", "baseline", "ratio", "target", ""}

@@ -257,6 +257,12 @@ type Calibration struct {
 	TimerLate dist `json:"timer_late"`
 	// PingRTT is one connection's PING round trip to the bench's server.
 	PingRTT dist `json:"ping_rtt"`
+	// IdleRTT is the PING round trip after 100 ms with no request (as a
+	// claim at the instant of an every:1s task follows an idle stretch);
+	// WarmedRTT the same with another PING sent, unanswered, 1 ms before
+	// (what the dispatch loop does before a prepared instant). 20 each.
+	IdleRTT   dist `json:"idle_ping_rtt"`
+	WarmedRTT dist `json:"warmed_ping_rtt"`
 	// PingRate is PINGs per second over 50 connections, one in flight each
 	// (the unpipelined request rate of the server as this machine runs it).
 	PingRate float64 `json:"ping_per_s_50_conns"`
@@ -286,6 +292,7 @@ func calibrate(ctx context.Context, rdb *redis.Client) Calibration {
 		rtts = append(rtts, time.Since(t0))
 	}
 	c.PingRTT = summarize(rtts)
+	c.IdleRTT, c.WarmedRTT = idleRTT(ctx, rdb, false), idleRTT(ctx, rdb, true)
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	end := time.Now().Add(time.Second)
@@ -303,4 +310,25 @@ func calibrate(ctx context.Context, rdb *redis.Client) Calibration {
 	wg.Wait()
 	c.PingRate = float64(n.Load())
 	return c
+}
+
+// idleRTT times 20 PINGs, each after 100 ms without a request; with warm,
+// another PING goes out 1 ms before each, not waited for.
+func idleRTT(ctx context.Context, rdb *redis.Client, warm bool) dist {
+	var rtts []time.Duration
+	for range 20 {
+		if warm {
+			sleep(ctx, 99*time.Millisecond)
+			go rdb.Ping(ctx)
+			sleep(ctx, time.Millisecond)
+		} else {
+			sleep(ctx, 100*time.Millisecond)
+		}
+		t0 := time.Now()
+		if rdb.Ping(ctx).Err() != nil {
+			break
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	return summarize(rtts)
 }
