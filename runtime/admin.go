@@ -84,6 +84,10 @@ type TaskInfo struct {
 // (which have no schedule and never fire on their own) are not tasks; see
 // Jobs.
 func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	names, err := c.rdb.SMembers(ctx, c.keys.tasks()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: list tasks: %w", err)
@@ -98,6 +102,10 @@ func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
 
 // Task returns one task. The error wraps ErrNotFound when there is none.
 func (c *Client) Task(ctx context.Context, name string) (TaskInfo, error) {
+	if c.err != nil {
+		return TaskInfo{}, c.err
+	}
+
 	out, err := c.readTasks(ctx, []string{name})
 	if err != nil {
 		return TaskInfo{}, fmt.Errorf("crontab: task %q: %w", name, err)
@@ -190,23 +198,39 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 // its place in the queue. The error wraps ErrNotFound when there is no
 // such task.
 func (c *Client) Pause(ctx context.Context, name string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	return c.SetStatus(ctx, name, StatusPaused)
 }
 
 // Resume makes a paused task active again: it fires from its next future
 // instant. It is the same as Enable, and either works from any status.
 func (c *Client) Resume(ctx context.Context, name string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	return c.SetStatus(ctx, name, StatusActive)
 }
 
 // Disable takes a task out of the queue until it is enabled again.
 func (c *Client) Disable(ctx context.Context, name string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	return c.SetStatus(ctx, name, StatusDisabled)
 }
 
 // Enable makes a disabled task active again, queued at its next future
 // instant. It is the same as Resume.
 func (c *Client) Enable(ctx context.Context, name string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	return c.SetStatus(ctx, name, StatusActive)
 }
 
@@ -216,6 +240,10 @@ func (c *Client) Enable(ctx context.Context, name string) error {
 // (computed from the expression and zone in its hash) and wakes the
 // schedulers. The error wraps ErrNotFound when there is no such task.
 func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	if !st.Valid() {
 		return fmt.Errorf("crontab: set status of %q: %q: want active, paused or disabled", name, st)
 	}
@@ -291,6 +319,10 @@ func (c *Client) ensureQueued(ctx context.Context, name string) error {
 // and a scheduler is about to claim it), Trigger changes nothing and
 // returns that instant: the run about to start is the triggered one.
 func (c *Client) Trigger(ctx context.Context, name string) (time.Time, error) {
+	if c.err != nil {
+		return time.Time{}, c.err
+	}
+
 	res, err := triggerScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue(), c.keys.lock(name)},
 		name, c.keys.wake()).Slice()
 	if err != nil {
@@ -371,6 +403,10 @@ const jobPage = 500
 // Jobs lists jobs: pending ones by due time, then running ones by lease
 // deadline, then dead ones most recent first.
 func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	if f.State != "" && f.State != JobPending && f.State != JobRunning && f.State != JobDead {
 		return nil, fmt.Errorf("crontab: jobs: state %q: want pending, running or dead", f.State)
 	}
@@ -526,6 +562,10 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 // Job returns one job, pending, running or dead. The error wraps
 // ErrNotFound when there is none (it ran, was cancelled or never existed).
 func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
+	if c.err != nil {
+		return JobInfo{}, c.err
+	}
+
 	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
 	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
@@ -587,6 +627,10 @@ type ProcessInfo struct {
 // Processes lists the scheduler processes that sent a heartbeat recently,
 // most recent beat first.
 func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	now, err := c.rdb.Time(ctx).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
@@ -646,6 +690,10 @@ type Overview struct {
 
 // Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs).
 func (c *Client) Overview(ctx context.Context) (Overview, error) {
+	if c.err != nil {
+		return Overview{}, c.err
+	}
+
 	now, err := c.rdb.Time(ctx).Result()
 	if err != nil {
 		return Overview{}, fmt.Errorf("crontab: overview: %w", err)

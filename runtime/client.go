@@ -28,16 +28,26 @@ type Client struct {
 	reg  *Registry
 	opts options
 	keys keys
+	err  error // a bad option or a nil client: every method returns it
 }
 
-// NewClient returns a client for the job types of reg on client.
+// NewClient returns a client for the job types of reg on client. An option
+// with a bad value, or one only a Scheduler uses, makes every method of the
+// client return an error that names it (see Err).
 func NewClient(client redis.UniversalClient, reg *Registry, opts ...Option) *Client {
-	o := buildOptions(opts)
+	o, err := buildOptions(scopeClient, opts)
+	if client == nil {
+		err = errors.Join(errors.New("crontab: nil redis client"), err)
+	}
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Client{rdb: client, reg: reg, opts: o, keys: newKeys(o.namespace)}
+	return &Client{rdb: client, reg: reg, opts: o, keys: newKeys(o.namespace), err: err}
 }
+
+// Err returns the error that every method of c returns: a bad option given
+// to NewClient, or a nil Redis client. It is nil for a usable client.
+func (c *Client) Err() error { return c.err }
 
 // EnqueueOption configures one enqueued job.
 type EnqueueOption func(*enqueueOptions)
@@ -81,6 +91,10 @@ type envelope struct {
 // Its payload is job JSON-encoded; the scheduler decodes it into a new value
 // of the type and calls Handle, once, at its time.
 func (c *Client) Enqueue(ctx context.Context, job TaskInterface, opts ...EnqueueOption) (string, error) {
+	if c.err != nil {
+		return "", c.err
+	}
+
 	name, payload, err := c.encodeJob(job)
 	if err != nil {
 		return "", err
@@ -106,6 +120,10 @@ func (c *Client) encodeJob(job TaskInterface) (string, json.RawMessage, error) {
 // checked against a registry; a job whose name no scheduler knows is kept
 // and logged until a process that knows it runs it.
 func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMessage, opts ...EnqueueOption) (string, error) {
+	if c.err != nil {
+		return "", c.err
+	}
+
 	id, env, o, err := c.prepare(name, payload, opts)
 	if err != nil {
 		return "", err
@@ -177,6 +195,10 @@ type Job struct {
 // Redis error fails the whole call (some jobs may have been enqueued: use
 // WithID to make a retry safe).
 func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	ids := make([]string, len(jobs))
 	envs := make([]string, len(jobs))
 	os := make([]enqueueOptions, len(jobs))
@@ -231,6 +253,10 @@ func (c *Client) enqueueKeys() []string {
 // wrapping ErrNotFound when the job already ran, is running, was cancelled
 // or never existed.
 func (c *Client) Cancel(ctx context.Context, id string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	n, err := cancelScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.attempts(), c.keys.owners()}, id).Int()
 	switch {
 	case err != nil:

@@ -28,6 +28,10 @@ type DeadJob struct {
 // DeadJobs returns up to limit dead jobs, most recent first (limit <= 0
 // means all that are kept).
 func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	stop := int64(limit) - 1
 	if limit <= 0 {
 		stop = -1
@@ -56,6 +60,10 @@ func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
 // RetryDead moves a dead job back to the queue, due now, with its attempts
 // reset. It returns an error wrapping ErrNotFound when no dead job has id.
 func (c *Client) RetryDead(ctx context.Context, id string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	raw, err := c.rdb.HGet(ctx, c.keys.deadData(), id).Result()
 	if err == redis.Nil {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
@@ -91,6 +99,10 @@ type Stats struct {
 // Stats returns the totals of a scheduled task or of a job type, like the
 // seed design's {"total":N,"fail":M}.
 func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
+	if c.err != nil {
+		return Stats{}, c.err
+	}
+
 	pipe := c.rdb.Pipeline()
 	task := pipe.HMGet(ctx, c.keys.task(name), "runs", "failures")
 	job := pipe.HMGet(ctx, c.keys.stats(), name+":runs", name+":failures")
@@ -108,6 +120,10 @@ func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
 // History returns up to limit of the most recent run records of a task or
 // job type, newest first (limit <= 0 means all that are kept).
 func (c *Client) History(ctx context.Context, name string, limit int) ([]Record, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+
 	return readHistory(ctx, c.rdb, c.keys, name, limit)
 }
 

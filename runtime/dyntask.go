@@ -44,6 +44,10 @@ type TaskSpec struct {
 // SetTask adds or updates a run-time task. A changed expression or zone
 // reschedules it from now; otherwise its schedule is kept.
 func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	reg := c.reg.lookup(spec.Type)
 	switch {
 	case spec.Key == "":
@@ -105,6 +109,10 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 // ErrNotFound when there is none; tasks declared in code cannot be removed
 // (disable them instead).
 func (c *Client) RemoveTask(ctx context.Context, key string) error {
+	if c.err != nil {
+		return c.err
+	}
+
 	n, err := removeTaskScript.Run(ctx, c.rdb, []string{c.keys.task(key), c.keys.queue(), c.keys.tasks()}, key).Int()
 	switch {
 	case err != nil:

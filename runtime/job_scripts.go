@@ -13,6 +13,8 @@ import "github.com/redis/go-redis/v9"
 // delay), delay_ms, check (1: fail when the id exists)
 // Returns the due time in ms of each job, or -1 for one whose id exists.
 var enqueueScript = redis.NewScript(luaNow + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'hash')
 local n = tonumber(ARGV[2])
 local out, data, queue, seen = {}, {}, {}, {}
 local first
@@ -36,8 +38,8 @@ for i = 0, n - 1 do
 end
 if first then
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  redis.call('HSET', KEYS[2], unpack(data))
-  redis.call('ZADD', KEYS[1], unpack(queue))
+  callk('HSET', KEYS[2], data)
+  callk('ZADD', KEYS[1], queue)
   if not head[2] or first < tonumber(head[2]) then
     redis.call('PUBLISH', ARGV[1], 'job')
   end
@@ -49,12 +51,15 @@ return out
 // to this claim: each job's owner is the claim id, and the claim has one
 // lease (jobs:lease), renewed by the process and removed with its last
 // ack, so a job costs one owner field and no lease entry of its own. It
-// sends Redis a fixed number of variadic commands whatever the batch size
-// (limit must stay under Lua's unpack bound of about 8000 values: WithBatch
-// caps it).
+// reads everything first and writes last, in variadic commands sent in
+// chunks (callk), so no claim size can fail it after a write.
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner
 // ARGV: limit, lease_ms, claim_id
+// Bounds: limit is at most 2 * MaxBatch (8,192): the reply holds four
+// values per job.
+// Failure: a key of the wrong type fails the ZRANGE or an HMGET, before
+// anything is written.
 // Returns {next_due_or_-1, id1, due1, attempt1, envelope1, id2, ...}; the
 // attempt counts this delivery.
 var claimJobsScript = redis.NewScript(luaNow + `
@@ -63,12 +68,11 @@ local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, to
 if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
-  -- They are the first #ids by rank (the range starts at -inf): removing
-  -- by rank spares a lookup per member.
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
-  local envs = redis.call('HMGET', KEYS[2], unpack(ids))
+  local envs = callk('HMGET', KEYS[2], ids)
   local atts = {}
-  if redis.call('EXISTS', KEYS[3]) == 1 then atts = redis.call('HMGET', KEYS[3], unpack(ids)) end
+  if redis.call('EXISTS', KEYS[3]) == 1 then atts = callk('HMGET', KEYS[3], ids) end
+  want_type(KEYS[4], 'zset') -- so that the writes below cannot fail
+  want_type(KEYS[5], 'hash')
   local owners = {}
   for k, id in ipairs(ids) do
     local env = envs[k]
@@ -81,8 +85,11 @@ if #due > 0 then
       out[#out + 1] = env
     end
   end
+  -- They are the first #ids by rank (the range starts at -inf): removing
+  -- by rank spares a lookup per member.
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
   if #owners > 0 then
-    redis.call('HSET', KEYS[5], unpack(owners))
+    callk('HSET', KEYS[5], owners)
     redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[3])
   end
 end
@@ -122,6 +129,13 @@ end
 // claim id; then the ids of the claims that end here
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'hash')
+want_type(KEYS[3], 'hash')
+want_type(KEYS[4], 'zset')
+want_type(KEYS[5], 'hash')
+want_type(KEYS[6], 'zset')
+want_type(KEYS[7], 'hash')
 local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local full = 7 + 3 * np
 local base = full + 7 * n
@@ -172,20 +186,20 @@ for i = 0, n - 1 do
     end
   end
 end
-if #mine > 0 then redis.call('HDEL', KEYS[5], unpack(mine)) end
+if #mine > 0 then callk('HDEL', KEYS[5], mine) end
 if #done > 0 then
-  redis.call('HDEL', KEYS[2], unpack(done))
-  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(done)) end
+  callk('HDEL', KEYS[2], done)
+  if redis.call('EXISTS', KEYS[3]) == 1 then callk('HDEL', KEYS[3], done) end
 end
 if #ARGV > base + ntypes + nclaims then
-  redis.call('ZREM', KEYS[4], unpack(ARGV, base + ntypes + nclaims + 1, #ARGV))
+  callk('ZREM', KEYS[4], ARGV, base + ntypes + nclaims + 1, #ARGV)
 end
 if dead then
   local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[1])
   if over > 0 then
     local old = redis.call('ZRANGE', KEYS[6], 0, over - 1)
     redis.call('ZREMRANGEBYRANK', KEYS[6], 0, over - 1)
-    redis.call('HDEL', KEYS[7], unpack(old))
+    callk('HDEL', KEYS[7], old)
   end
 end
 for t = 1, ntypes do
@@ -225,6 +239,8 @@ return n
 var redeliverScript = redis.NewScript(luaNow + `
 local out = {}
 if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall): leases look expired
+want_type(KEYS[1], 'zset')
+want_type(KEYS[4], 'hash')
 local claims = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 if #claims == 0 then return out end
 local expired = {}
@@ -240,7 +256,7 @@ for i = 1, #owners, 2 do
     out[#out + 1] = claim
   end
 end
-redis.call('ZREM', KEYS[2], unpack(claims))
+callk('ZREM', KEYS[2], claims)
 return out
 `)
 

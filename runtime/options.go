@@ -1,13 +1,75 @@
 package runtime
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
-// Option configures a Scheduler or a Client. Options that make no sense for
-// one of them are ignored by it.
+// Option configures a Scheduler or a Client. Each option documents its
+// default, its range and which of the two uses it. A value outside the range
+// is an error from NewScheduler (and from every call of a Client built with
+// it), naming the option; so is an option given to the one that cannot use
+// it: nothing is silently clamped or ignored.
 type Option func(*options)
+
+// The defaults and bounds of the options.
+const (
+	// DefaultNamespace is the namespace of WithNamespace.
+	DefaultNamespace = "crontab"
+	// MaxNamespace is the longest namespace, in bytes.
+	MaxNamespace = 100
+	// DefaultWorkers is how many handlers a scheduler runs at once.
+	DefaultWorkers = 64
+	// MaxWorkers bounds WithWorkers: one goroutine and one worker token each.
+	MaxWorkers = 1 << 16
+	// DefaultBatch is how many due entries one claim takes.
+	DefaultBatch = 256
+	// MaxBatch bounds WithBatch. A job claim takes up to two batches (its
+	// free workers and as many claimed ahead) in one script call that holds
+	// Redis for about 5 µs a job: 4,096 keeps it near 40 ms.
+	MaxBatch = 4096
+	// DefaultGracePeriod is how long Run waits for running handlers.
+	DefaultGracePeriod = 30 * time.Second
+	// DefaultMaxSleep caps the dispatch loop's sleep.
+	DefaultMaxSleep = time.Second
+	// MinMaxSleep and MaxMaxSleep bound WithMaxSleep.
+	MinMaxSleep, MaxMaxSleep = 10 * time.Millisecond, time.Minute
+	// DefaultMaxPayload bounds the JSON payload a Client enqueues.
+	DefaultMaxPayload = 1 << 20
+	// MaxMaxPayload bounds WithMaxPayload (Redis bounds a string at 512 MiB).
+	MaxMaxPayload = 256 << 20
+	// DefaultHistoryRecords and DefaultHistoryAge bound each task's history.
+	DefaultHistoryRecords, DefaultHistoryAge = 100, 7 * 24 * time.Hour
+	// MaxHistoryRecords bounds WithHistory's records.
+	MaxHistoryRecords = 100000
+	// DefaultProcessTTL is how long after its last heartbeat a process
+	// counts as dead.
+	DefaultProcessTTL = 5 * time.Second
+	// MinProcessTTL and MaxProcessTTL bound WithProcessTTL.
+	MinProcessTTL, MaxProcessTTL = 500 * time.Millisecond, 10 * time.Minute
+	// DefaultRetryBackoff is the delay before a failed job's first retry.
+	DefaultRetryBackoff = time.Second
+	// MaxRetryBackoff bounds WithRetryBackoff.
+	MaxRetryBackoff = time.Hour
+	// DefaultDeadLetters bounds the dead-letter set.
+	DefaultDeadLetters = 10000
+	// MaxDeadLetters bounds WithDeadLetters.
+	MaxDeadLetters = 10_000_000
+	// MaxProcessID is the longest process id, in bytes.
+	MaxProcessID = 200
+)
+
+// optionScope says who can use an option.
+type optionScope int
+
+const (
+	scopeBoth      optionScope = iota
+	scopeScheduler             // a Scheduler only
+	scopeClient                // a Client only
+)
 
 // options holds every setting with its default applied.
 type options struct {
@@ -30,52 +92,92 @@ type options struct {
 	localClock   func() time.Time
 	deadLetters  int
 	retryBackoff time.Duration
+
+	// used lists the options given, by name and scope; errs their bad
+	// values. build turns both into one error.
+	used []usedOption
+	errs []error
+}
+
+type usedOption struct {
+	name  string
+	scope optionScope
 }
 
 func defaultOptions() options {
 	return options{
-		namespace:    "crontab",
+		namespace:    DefaultNamespace,
 		logger:       slog.Default(),
-		workers:      64,
-		grace:        30 * time.Second,
-		maxSleep:     time.Second,
-		batch:        256,
-		maxPayload:   1 << 20,
-		historyLen:   100,
-		historyAge:   7 * 24 * time.Hour,
-		heartbeat:    time.Second,
-		processTTL:   5 * time.Second,
+		workers:      DefaultWorkers,
+		grace:        DefaultGracePeriod,
+		maxSleep:     DefaultMaxSleep,
+		batch:        DefaultBatch,
+		maxPayload:   DefaultMaxPayload,
+		historyLen:   DefaultHistoryRecords,
+		historyAge:   DefaultHistoryAge,
+		heartbeat:    DefaultProcessTTL / 5,
+		processTTL:   DefaultProcessTTL,
 		localClock:   time.Now,
-		deadLetters:  10000,
-		retryBackoff: time.Second,
+		deadLetters:  DefaultDeadLetters,
+		retryBackoff: DefaultRetryBackoff,
 	}
 }
 
-func buildOptions(opts []Option) options {
+// use records that the option name was given, and a bad value when msg is
+// not empty.
+func (o *options) use(name string, scope optionScope, msg string, args ...any) {
+	o.used = append(o.used, usedOption{name, scope})
+	if msg != "" {
+		o.errs = append(o.errs, fmt.Errorf("crontab: %s: %s", name, fmt.Sprintf(msg, args...)))
+	}
+}
+
+// buildOptions applies opts for a user of the given scope (scopeScheduler
+// or scopeClient) and returns the settings, or an error naming every option
+// with a bad value or given to the wrong user.
+func buildOptions(scope optionScope, opts []Option) (options, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
+	for i, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, fmt.Errorf("crontab: option %d is nil", i))
+			continue
+		}
+		opt(&o)
+	}
+	for _, u := range o.used {
+		switch {
+		case u.scope == scopeScheduler && scope == scopeClient:
+			o.errs = append(o.errs, fmt.Errorf("crontab: %s is a Scheduler option: a Client cannot use it", u.name))
+		case u.scope == scopeClient && scope == scopeScheduler:
+			o.errs = append(o.errs, fmt.Errorf("crontab: %s is a Client option: a Scheduler cannot use it", u.name))
 		}
 	}
-	return o
+	return o, errors.Join(o.errs...)
 }
 
-// WithNamespace sets the prefix of every Redis key. All keys of a namespace
-// share one Redis Cluster hash slot ({namespace} is their hash tag). The
-// default is "crontab"; empty keeps the default.
+// WithNamespace sets the prefix of every Redis key; Scheduler and Client.
+// All keys of a namespace share one Redis Cluster hash slot ({namespace}
+// is their hash tag). The default is DefaultNamespace; it must be 1 to
+// MaxNamespace bytes without '{' or '}'.
 func WithNamespace(ns string) Option {
 	return func(o *options) {
-		if ns != "" {
+		switch {
+		case ns == "" || len(ns) > MaxNamespace:
+			o.use("WithNamespace", scopeBoth, "namespace %q must be 1 to %d bytes", ns, MaxNamespace)
+		case strings.ContainsAny(ns, "{}"):
+			o.use("WithNamespace", scopeBoth, "namespace %q must not contain '{' or '}' (it is the keys' hash tag)", ns)
+		default:
+			o.use("WithNamespace", scopeBoth, "")
 			o.namespace = ns
 		}
 	}
 }
 
-// WithLogger sets the structured logger. The default is slog.Default(); nil
-// silences the scheduler entirely.
+// WithLogger sets the structured logger; Scheduler and Client. The default
+// is slog.Default(); nil silences it entirely.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
+		o.use("WithLogger", scopeBoth, "")
 		if l == nil {
 			l = slog.New(slog.DiscardHandler)
 		}
@@ -83,157 +185,214 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithWorkers bounds how many handlers run at once in this process. The
-// default is 64; zero or less keeps the default.
+// WithWorkers bounds how many handlers run at once in this process;
+// Scheduler. The default is DefaultWorkers; the range is 1 to MaxWorkers.
 func WithWorkers(n int) Option {
 	return func(o *options) {
-		if n > 0 {
-			o.workers = n
+		if n < 1 || n > MaxWorkers {
+			o.use("WithWorkers", scopeScheduler, "%d is outside [1, %d]", n, MaxWorkers)
+			return
 		}
+		o.use("WithWorkers", scopeScheduler, "")
+		o.workers = n
 	}
 }
 
 // WithGracePeriod is how long Run waits, after its ctx ends, for running
-// handlers to finish before it cancels them. The default is 30s; zero means
-// handlers are cancelled at once.
+// handlers to finish before it cancels them; Scheduler. The default is
+// DefaultGracePeriod; zero means handlers are cancelled at once; it must
+// not be negative.
 func WithGracePeriod(d time.Duration) Option {
 	return func(o *options) {
-		if d >= 0 {
-			o.grace = d
+		if d < 0 {
+			o.use("WithGracePeriod", scopeScheduler, "%v is negative", d)
+			return
 		}
+		o.use("WithGracePeriod", scopeScheduler, "")
+		o.grace = d
 	}
 }
 
 // WithMaxSleep caps how long the dispatch loop sleeps when it was not woken
-// by a change of the queue, so nothing depends on a message arriving. The
-// default is 1s; zero or less keeps the default.
+// by a change of the queue, so nothing depends on a message arriving;
+// Scheduler. The default is DefaultMaxSleep; the range is MinMaxSleep to
+// MaxMaxSleep.
 func WithMaxSleep(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.maxSleep = d
+		if d < MinMaxSleep || d > MaxMaxSleep {
+			o.use("WithMaxSleep", scopeScheduler, "%v is outside [%v, %v]", d, MinMaxSleep, MaxMaxSleep)
+			return
 		}
+		o.use("WithMaxSleep", scopeScheduler, "")
+		o.maxSleep = d
 	}
 }
 
-// WithBatch is how many due entries one claim takes. The default is 256;
-// zero or less keeps the default. It also bounds the jobs a process claims
-// ahead of its free workers, as many as it has finished since its previous
-// claim: a job claimed ahead that no worker takes within a second, or that
-// has not started when the scheduler stops, is given back to the queue.
+// WithBatch is how many due entries one claim takes; Scheduler. The
+// default is DefaultBatch; the range is 1 to MaxBatch. It also bounds the
+// jobs a process claims ahead of its free workers, as many as it has
+// finished since its previous claim: a job claimed ahead that no worker
+// takes within a second, or that has not started when the scheduler stops,
+// is given back to the queue.
 func WithBatch(n int) Option {
 	return func(o *options) {
-		if n > 0 {
-			o.batch = n
+		if n < 1 || n > MaxBatch {
+			o.use("WithBatch", scopeScheduler, "%d is outside [1, %d]", n, MaxBatch)
+			return
 		}
+		o.use("WithBatch", scopeScheduler, "")
+		o.batch = n
 	}
 }
 
-// WithProcessID names this process in locks, history and heartbeats. The
-// default is "host:pid:random"; empty keeps the default.
+// WithProcessID names this process in locks, history and heartbeats;
+// Scheduler. The default is "host:pid:random"; an id is 1 to MaxProcessID
+// bytes.
 func WithProcessID(id string) Option {
 	return func(o *options) {
-		if id != "" {
-			o.processID = id
+		if id == "" || len(id) > MaxProcessID {
+			o.use("WithProcessID", scopeScheduler, "id %q must be 1 to %d bytes", id, MaxProcessID)
+			return
 		}
+		o.use("WithProcessID", scopeScheduler, "")
+		o.processID = id
 	}
 }
 
 // WithVersion is the application version shown in this process's
-// heartbeat. The default is empty.
+// heartbeat; Scheduler. The default is empty.
 func WithVersion(v string) Option {
-	return func(o *options) { o.version = v }
+	return func(o *options) {
+		o.use("WithVersion", scopeScheduler, "")
+		o.version = v
+	}
 }
 
-// WithHooks sets the functions called around every run. The zero Hooks
-// calls nothing.
+// WithHooks sets the functions called around every run; Scheduler. The
+// zero Hooks calls nothing.
 func WithHooks(h Hooks) Option {
-	return func(o *options) { o.hooks = h }
+	return func(o *options) {
+		o.use("WithHooks", scopeScheduler, "")
+		o.hooks = h
+	}
 }
 
-// WithListener adds a listener told of every completed run. None by default.
+// WithListener adds a listener told of every completed run; Scheduler.
+// None by default; nil is an error.
 func WithListener(l Listener) Option {
 	return func(o *options) {
-		if l != nil {
-			o.listeners = append(o.listeners, l)
+		if l == nil {
+			o.use("WithListener", scopeScheduler, "the listener is nil")
+			return
 		}
+		o.use("WithListener", scopeScheduler, "")
+		o.listeners = append(o.listeners, l)
 	}
 }
 
 // WithMiddleware adds a middleware around every handler call; the first
-// added is the outermost. None by default.
+// added is the outermost; Scheduler. None by default; nil is an error.
 func WithMiddleware(m Middleware) Option {
 	return func(o *options) {
-		if m != nil {
-			o.middleware = append(o.middleware, m)
+		if m == nil {
+			o.use("WithMiddleware", scopeScheduler, "the middleware is nil")
+			return
 		}
+		o.use("WithMiddleware", scopeScheduler, "")
+		o.middleware = append(o.middleware, m)
 	}
 }
 
 // WithMaxPayload bounds the JSON size of a job's payload that a Client
-// enqueues. The default is 1 MiB; zero or less keeps the default. It guards
-// Redis against producers: a scheduler runs a job already stored in Redis
-// (by a producer in another language) whatever its size.
+// enqueues; Client. The default is DefaultMaxPayload; the range is 1 to
+// MaxMaxPayload bytes. It guards Redis against producers: a scheduler runs
+// a job already stored in Redis (by a producer in another language)
+// whatever its size.
 func WithMaxPayload(bytes int) Option {
 	return func(o *options) {
-		if bytes > 0 {
-			o.maxPayload = bytes
+		if bytes < 1 || bytes > MaxMaxPayload {
+			o.use("WithMaxPayload", scopeClient, "%d is outside [1, %d]", bytes, MaxMaxPayload)
+			return
 		}
+		o.use("WithMaxPayload", scopeClient, "")
+		o.maxPayload = bytes
 	}
 }
 
-// WithHistory bounds each task's run history by count and age. The defaults
-// are 100 records and 7 days; zero or less keeps a default.
+// WithHistory bounds each task's run history by count and age; Scheduler.
+// The defaults are DefaultHistoryRecords and DefaultHistoryAge; records
+// must be 1 to MaxHistoryRecords and age at least a second.
 func WithHistory(records int, age time.Duration) Option {
 	return func(o *options) {
-		if records > 0 {
-			o.historyLen = records
-		}
-		if age > 0 {
-			o.historyAge = age
+		switch {
+		case records < 1 || records > MaxHistoryRecords:
+			o.use("WithHistory", scopeScheduler, "records %d is outside [1, %d]", records, MaxHistoryRecords)
+		case age < time.Second:
+			o.use("WithHistory", scopeScheduler, "age %v is under 1s", age)
+		default:
+			o.use("WithHistory", scopeScheduler, "")
+			o.historyLen, o.historyAge = records, age
 		}
 	}
 }
 
 // WithProcessTTL is how long after its last heartbeat a process counts as
-// dead: its runs are then abandoned and its locks released. Heartbeats are
-// sent every TTL/5. The default is 5s; values under 500ms keep the default.
+// dead: its runs are then abandoned and its locks released; Scheduler and
+// Client (which reads liveness with it). Heartbeats are sent every TTL/5.
+// The default is DefaultProcessTTL; the range is MinProcessTTL to
+// MaxProcessTTL.
 func WithProcessTTL(d time.Duration) Option {
 	return func(o *options) {
-		if d >= 500*time.Millisecond {
-			o.processTTL = d
-			o.heartbeat = d / 5
+		if d < MinProcessTTL || d > MaxProcessTTL {
+			o.use("WithProcessTTL", scopeBoth, "%v is outside [%v, %v]", d, MinProcessTTL, MaxProcessTTL)
+			return
 		}
+		o.use("WithProcessTTL", scopeBoth, "")
+		o.processTTL = d
+		o.heartbeat = d / 5
 	}
 }
 
 // WithRetryBackoff is the delay before a failed job's first retry; each
-// further retry waits twice as long (capped at an hour), with ±20% jitter.
-// The default is 1s; zero or less keeps the default.
+// further retry waits twice as long (capped at an hour), with ±20% jitter;
+// Scheduler. The default is DefaultRetryBackoff; the range is 1ms to
+// MaxRetryBackoff.
 func WithRetryBackoff(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.retryBackoff = d
+		if d < time.Millisecond || d > MaxRetryBackoff {
+			o.use("WithRetryBackoff", scopeScheduler, "%v is outside [1ms, %v]", d, MaxRetryBackoff)
+			return
 		}
+		o.use("WithRetryBackoff", scopeScheduler, "")
+		o.retryBackoff = d
 	}
 }
 
 // WithDeadLetters bounds the dead-letter set: past it the oldest dead jobs
-// are dropped. The default is 10000; zero or less keeps the default.
+// are dropped; Scheduler. The default is DefaultDeadLetters; the range is 1
+// to MaxDeadLetters.
 func WithDeadLetters(n int) Option {
 	return func(o *options) {
-		if n > 0 {
-			o.deadLetters = n
+		if n < 1 || n > MaxDeadLetters {
+			o.use("WithDeadLetters", scopeScheduler, "%d is outside [1, %d]", n, MaxDeadLetters)
+			return
 		}
+		o.use("WithDeadLetters", scopeScheduler, "")
+		o.deadLetters = n
 	}
 }
 
-// WithLocalClock replaces the process's local clock. It exists for tests of
-// clock skew: the scheduler measures the offset of this clock from Redis
-// server time and schedules by the server. Nil keeps time.Now.
+// WithLocalClock replaces the process's local clock; Scheduler. It exists
+// for tests of clock skew: the scheduler measures the offset of this clock
+// from Redis server time and schedules by the server. The default is
+// time.Now; nil is an error.
 func WithLocalClock(now func() time.Time) Option {
 	return func(o *options) {
-		if now != nil {
-			o.localClock = now
+		if now == nil {
+			o.use("WithLocalClock", scopeScheduler, "the clock is nil")
+			return
 		}
+		o.use("WithLocalClock", scopeScheduler, "")
+		o.localClock = now
 	}
 }

@@ -58,7 +58,10 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if reg == nil {
 		return nil, errors.New("crontab: nil registry")
 	}
-	o := buildOptions(opts)
+	o, err := buildOptions(scopeScheduler, opts)
+	if err != nil {
+		return nil, err
+	}
 	if o.processID == "" {
 		o.processID = defaultProcessID()
 	}

@@ -6,11 +6,58 @@ import "github.com/redis/go-redis/v9"
 // depends on "now", and declares every key it touches in KEYS, so it runs
 // unchanged on Redis Cluster (all keys of a namespace share one slot).
 
-// luaNow is the prelude that sets `now` to the server time in milliseconds.
+// luaNow is the prelude that sets `now` to the server time in
+// milliseconds. It also defines the variadic helpers, which every script
+// that passes a list of its own making to a command uses:
+//
+// callk(cmd, key, list[, i, j]) is redis.call(cmd, key, list[i..j]...) sent
+// in chunks of at most luaChunk values, because Lua's unpack fails past
+// about 8,000 values (LUAI_MAXCSTACK), which a script must never reach
+// after it has written. Only commands whose effect is the same in chunks
+// use it (HSET, HDEL, HMGET, ZADD, ZREM, SADD, SREM, LPUSH, ...). It
+// returns the concatenated replies of a command that answers with an array
+// (HMGET: one value per field, false for a missing one) and the sum of the
+// integer replies of the others.
+//
+// calln(cmd, list) is the same for a command without a key argument of
+// its own (DEL, MGET).
+//
+// want_type(key, type) fails the script with a WRONGTYPE error when key
+// holds a value of another type: a script checks each key it will write
+// before its first write.
 const luaNow = `
 local __t = redis.call('TIME')
 local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
+local function __callv(cmd, key, list, i, j)
+  i, j = i or 1, j or #list
+  local out, sum = {}, 0
+  while i <= j do
+    local e = math.min(i + ` + luaChunk + ` - 1, j)
+    local r
+    if key then r = redis.call(cmd, key, unpack(list, i, e)) else r = redis.call(cmd, unpack(list, i, e)) end
+    if type(r) == 'table' then
+      for k = 1, #r do out[#out + 1] = r[k] end
+    elseif type(r) == 'number' then
+      sum = sum + r
+    end
+    i = e + 1
+  end
+  return out, sum
+end
+local function callk(cmd, key, list, i, j) return __callv(cmd, key, list, i, j) end
+local function calln(cmd, list) return __callv(cmd, nil, list) end
+local function want_type(key, t)
+  local have = redis.call('TYPE', key).ok
+  if have ~= t and have ~= 'none' then
+    error({err = 'WRONGTYPE ' .. key .. ' holds a ' .. have .. ', not a ' .. t})
+  end
+end
 `
+
+// luaChunk is how many values callk and calln pass to one command: even
+// (field/value and score/member pairs stay whole) and well under Lua's
+// unpack bound.
+const luaChunk = "4000"
 
 // luaHistory is the prelude that defines push_history(key, record, limit,
 // age_ms): LPUSH the record, trim to limit, drop records older than age from
@@ -180,8 +227,8 @@ for i = 0, n - 1 do
     out[#out + 1] = res
   end
 end
-if #queued > 0 then redis.call('ZADD', KEYS[1], unpack(queued)) end
-if #running > 0 then redis.call('SADD', KEYS[2], unpack(running)) end
+if #queued > 0 then callk('ZADD', KEYS[1], queued) end
+if #running > 0 then callk('SADD', KEYS[2], running) end
 return out
 `)
 
@@ -219,14 +266,14 @@ for i = 0, n - 1 do
   locks[i + 1] = KEYS[5 + 4 * i]
   runs[i + 1] = KEYS[6 + 4 * i]
 end
-redis.call('SREM', KEYS[1], unpack(ids))
-redis.call('DEL', unpack(runs))
-local held = redis.call('MGET', unpack(locks)) -- nil for a key of another type
+callk('SREM', KEYS[1], ids)
+calln('DEL', runs)
+local held = calln('MGET', locks) -- false for a key of another type
 local mine = {}
 for i = 0, n - 1 do
   if held[i + 1] == ARGV[4 + 8 * i] then mine[#mine + 1] = locks[i + 1] end
 end
-if #mine > 0 then redis.call('DEL', unpack(mine)) end
+if #mine > 0 then calln('DEL', mine) end
 local recs, order = {}, {}
 for i = 0, n - 1 do
   local task, hist = KEYS[4 + 4 * i], KEYS[7 + 4 * i]
