@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,7 +89,7 @@ func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
 		return nil, c.err
 	}
 
-	names, err := c.rdb.SMembers(ctx, c.keys.tasks()).Result()
+	names, err := c.rdb.SMembers(ctx, c.keys.Tasks()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: list tasks: %w", err)
 	}
@@ -127,9 +128,9 @@ func (c *Client) readTasks(ctx context.Context, names []string) ([]TaskInfo, err
 	probes, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []probe {
 		ps := make([]probe, len(names))
 		for i, n := range names {
-			ps[i] = probe{pipe.HGetAll(ctx, c.keys.task(n)), pipe.ZScore(ctx, c.keys.queue(), n), pipe.Get(ctx, c.keys.lock(n))}
+			ps[i] = probe{pipe.HGetAll(ctx, c.keys.Task(n)), pipe.ZScore(ctx, c.keys.Queue(), n), pipe.Get(ctx, c.keys.Lock(n))}
 		}
-		running = pipe.SMembers(ctx, c.keys.running())
+		running = pipe.SMembers(ctx, c.keys.Running())
 		return ps
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -247,11 +248,11 @@ func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
 	if !st.Valid() {
 		return fmt.Errorf("crontab: set status of %q: %q: want active, paused or disabled", name, st)
 	}
-	prev, err := setStatusScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue()}, name, string(st)).Int()
+	found, err := c.db.SetStatus(ctx, name, string(st))
 	if err != nil {
 		return fmt.Errorf("crontab: set status of %q: %w", name, err)
 	}
-	if prev == 0 {
+	if !found {
 		return fmt.Errorf("crontab: set status of %q: %w", name, ErrNotFound)
 	}
 	if st == StatusDisabled {
@@ -267,7 +268,7 @@ func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
 // at its next future instant, with the requeue script the master's
 // maintenance uses, and wakes the schedulers.
 func (c *Client) ensureQueued(ctx context.Context, name string) error {
-	vals, err := c.rdb.HMGet(ctx, c.keys.task(name), fieldExpression, fieldTZ).Result()
+	vals, err := c.rdb.HMGet(ctx, c.keys.Task(name), fieldExpression, fieldTZ).Result()
 	if err != nil {
 		return err
 	}
@@ -289,12 +290,12 @@ func (c *Client) ensureQueued(ctx context.Context, name string) error {
 		return err
 	}
 	next := ms(sched.Next(now))
-	n, err := requeueScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue()}, name, next).Int()
+	queued, err := c.db.Requeue(ctx, name, next)
 	if err != nil {
 		return err
 	}
-	if n == 1 && next != 0 {
-		return c.rdb.Publish(ctx, c.keys.wake(), "requeue").Err()
+	if queued && next != 0 {
+		return c.rdb.Publish(ctx, c.keys.Wake(), "requeue").Err()
 	}
 	return nil
 }
@@ -323,16 +324,10 @@ func (c *Client) Trigger(ctx context.Context, name string) (time.Time, error) {
 		return time.Time{}, c.err
 	}
 
-	res, err := triggerScript.Run(ctx, c.rdb, []string{c.keys.task(name), c.keys.queue(), c.keys.lock(name)},
-		name, c.keys.wake()).Slice()
+	state, at, err := c.db.Trigger(ctx, name)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("crontab: trigger %q: %w", name, err)
 	}
-	if len(res) != 2 {
-		return time.Time{}, fmt.Errorf("crontab: trigger %q: unexpected reply %v", name, res)
-	}
-	state, _ := res[0].(string)
-	at, _ := res[1].(int64)
 	switch state {
 	case "ok", "due":
 		return fromMS(at), nil
@@ -435,11 +430,11 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 		var err error
 		switch st {
 		case JobPending:
-			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.jobs(), start, start+jobPage-1).Result()
+			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.Jobs(), start, start+jobPage-1).Result()
 		case JobRunning:
 			zs, cursor, err = c.runningPage(ctx, cursor)
 		case JobDead:
-			zs, err = c.rdb.ZRevRangeWithScores(ctx, c.keys.dead(), start, start+jobPage-1).Result()
+			zs, err = c.rdb.ZRevRangeWithScores(ctx, c.keys.Dead(), start, start+jobPage-1).Result()
 		}
 		if err != nil {
 			return nil, err
@@ -467,7 +462,7 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 // by the lease deadline of the claim that delivered them, and the cursor
 // of the next page (0 after the last).
 func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uint64, error) {
-	kv, next, err := c.rdb.HScan(ctx, c.keys.owners(), cursor, "", jobPage).Result()
+	kv, next, err := c.rdb.HScan(ctx, c.keys.Owners(), cursor, "", jobPage).Result()
 	if err != nil || len(kv) == 0 {
 		return nil, next, err
 	}
@@ -475,7 +470,7 @@ func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uin
 	for i := 1; i < len(kv); i += 2 {
 		claims = append(claims, kv[i])
 	}
-	leases, err := c.rdb.ZMScore(ctx, c.keys.leases(), claims...).Result()
+	leases, err := c.rdb.ZMScore(ctx, c.keys.Leases(), claims...).Result()
 	if err != nil {
 		return nil, next, err
 	}
@@ -499,13 +494,13 @@ func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]Job
 	var data, attempts, owners *redis.SliceCmd
 	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
 		if st == JobDead {
-			data = pipe.HMGet(ctx, c.keys.deadData(), ids...)
+			data = pipe.HMGet(ctx, c.keys.DeadData(), ids...)
 		} else {
-			data = pipe.HMGet(ctx, c.keys.jobData(), ids...)
-			attempts = pipe.HMGet(ctx, c.keys.attempts(), ids...)
+			data = pipe.HMGet(ctx, c.keys.JobData(), ids...)
+			attempts = pipe.HMGet(ctx, c.keys.Attempts(), ids...)
 		}
 		if st == JobRunning {
-			owners = pipe.HMGet(ctx, c.keys.owners(), ids...)
+			owners = pipe.HMGet(ctx, c.keys.Owners(), ids...)
 		}
 		return struct{}{}
 	})
@@ -525,7 +520,7 @@ func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]Job
 		case JobRunning:
 			j.LeaseUntil = fromMS(int64(zs[i].Score))
 			claim, _ := owners.Val()[i].(string)
-			j.Owner = claimProcess(claim)
+			j.Owner = rdb.ClaimProcess(claim)
 		}
 		if attempts != nil {
 			j.Attempts = int(atoi(attempts.Val()[i]))
@@ -569,12 +564,12 @@ func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
 	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
 	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
-		pending = pipe.ZScore(ctx, c.keys.jobs(), id)
-		dead = pipe.ZScore(ctx, c.keys.dead(), id)
-		data = pipe.HGet(ctx, c.keys.jobData(), id)
-		deadData = pipe.HGet(ctx, c.keys.deadData(), id)
-		attempt = pipe.HGet(ctx, c.keys.attempts(), id)
-		owner = pipe.HGet(ctx, c.keys.owners(), id)
+		pending = pipe.ZScore(ctx, c.keys.Jobs(), id)
+		dead = pipe.ZScore(ctx, c.keys.Dead(), id)
+		data = pipe.HGet(ctx, c.keys.JobData(), id)
+		deadData = pipe.HGet(ctx, c.keys.DeadData(), id)
+		attempt = pipe.HGet(ctx, c.keys.Attempts(), id)
+		owner = pipe.HGet(ctx, c.keys.Owners(), id)
 		return struct{}{}
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -588,8 +583,8 @@ func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
 		return j, nil
 	case owner.Err() == nil && data.Err() == nil:
 		j := jobInfo(id, JobRunning, data.Val())
-		j.Owner, j.Attempts = claimProcess(owner.Val()), attempts+1
-		lease, err := c.rdb.ZScore(ctx, c.keys.leases(), owner.Val()).Result()
+		j.Owner, j.Attempts = rdb.ClaimProcess(owner.Val()), attempts+1
+		lease, err := c.rdb.ZScore(ctx, c.keys.Leases(), owner.Val()).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
 		}
@@ -635,7 +630,7 @@ func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
-	beats, err := c.rdb.ZRevRangeWithScores(ctx, c.keys.processes(), 0, -1).Result()
+	beats, err := c.rdb.ZRevRangeWithScores(ctx, c.keys.Processes(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
@@ -644,9 +639,9 @@ func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
 		cmds := make([]*redis.MapStringStringCmd, len(beats))
 		for i, b := range beats {
 			id, _ := b.Member.(string)
-			cmds[i] = pipe.HGetAll(ctx, c.keys.process(id))
+			cmds[i] = pipe.HGetAll(ctx, c.keys.Process(id))
 		}
-		master = pipe.Get(ctx, c.keys.master())
+		master = pipe.Get(ctx, c.keys.Master())
 		return cmds
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -702,15 +697,15 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	alive := strconv.FormatInt(ms(now)-c.opts.processTTL.Milliseconds(), 10)
 	cmds, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
 		return []*redis.IntCmd{
-			pipe.SCard(ctx, c.keys.tasks()),
-			pipe.ZCard(ctx, c.keys.queue()),
-			pipe.ZCount(ctx, c.keys.queue(), "-inf", nowS),
-			pipe.SCard(ctx, c.keys.running()),
-			pipe.ZCard(ctx, c.keys.jobs()),
-			pipe.ZCount(ctx, c.keys.jobs(), "-inf", nowS),
-			pipe.HLen(ctx, c.keys.owners()),
-			pipe.ZCard(ctx, c.keys.dead()),
-			pipe.ZCount(ctx, c.keys.processes(), alive, "+inf"),
+			pipe.SCard(ctx, c.keys.Tasks()),
+			pipe.ZCard(ctx, c.keys.Queue()),
+			pipe.ZCount(ctx, c.keys.Queue(), "-inf", nowS),
+			pipe.SCard(ctx, c.keys.Running()),
+			pipe.ZCard(ctx, c.keys.Jobs()),
+			pipe.ZCount(ctx, c.keys.Jobs(), "-inf", nowS),
+			pipe.HLen(ctx, c.keys.Owners()),
+			pipe.ZCard(ctx, c.keys.Dead()),
+			pipe.ZCount(ctx, c.keys.Processes(), alive, "+inf"),
 		}
 	})
 	if err != nil {
@@ -720,38 +715,3 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	return Overview{Now: now, Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
 		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8)}, nil
 }
-
-// setStatusScript writes the status of an existing task; disabled also
-// takes it out of the queue.
-//
-// KEYS: task, queue
-// ARGV: member, status
-// Returns 1 when written, 0 when there is no such task.
-var setStatusScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2])
-if ARGV[2] == 'disabled' then redis.call('ZREM', KEYS[2], ARGV[1]) end
-return 1
-`)
-
-// triggerScript makes an active task due now without moving its schedule:
-// next_run becomes now, so the claim's compare-and-set fires it at now and
-// moves next_run to the instant after now, which is the one it replaced.
-//
-// KEYS: task, queue, lock
-// ARGV: member, wake_channel
-// Returns {state, instant_ms}: ok (queued now), due (already due at
-// instant), missing, paused, disabled, running, done (no instant left).
-var triggerScript = redis.NewScript(luaNow + `
-local h = redis.call('HMGET', KEYS[1], 'status', 'next_run', 'concurrent')
-if not h[1] then return {'missing', 0} end
-if h[1] ~= 'active' then return {h[1] == 'paused' and 'paused' or 'disabled', 0} end
-if h[3] ~= '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'running', 0} end
-local nr = tonumber(h[2]) or 0
-if nr == 0 then return {'done', 0} end
-if nr <= now and redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {'due', nr} end
-redis.call('HSET', KEYS[1], 'next_run', now)
-redis.call('ZADD', KEYS[2], now, ARGV[1])
-redis.call('PUBLISH', ARGV[2], 'trigger')
-return {'ok', now}
-`)

@@ -112,7 +112,7 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 			t.Errorf("status change of a missing task: %v", err)
 		}
 	}
-	if exists, _ := rdb.Exists(ctx, newKeys("crontab").task("nope")).Result(); exists != 0 {
+	if exists, _ := rdb.Exists(ctx, newKeys("crontab").Task("nope")).Result(); exists != 0 {
 		t.Error("a status change created a hash for a missing task")
 	}
 	if err := c.SetStatus(ctx, fast, "sleepy"); err == nil {
@@ -364,8 +364,8 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 
 	// A dead process's heartbeat is listed as not alive.
 	k := newKeys("crontab")
-	rdb.ZAdd(ctx, k.processes(), redisZ(time.Now().Add(-3*time.Second).UnixMilli(), "ghost"))
-	rdb.HSet(ctx, k.process("ghost"), "host", "h", "pid", 7)
+	rdb.ZAdd(ctx, k.Processes(), redisZ(time.Now().Add(-3*time.Second).UnixMilli(), "ghost"))
+	rdb.HSet(ctx, k.Process("ghost"), "host", "h", "pid", 7)
 	ps, _ = c.Processes(ctx)
 	if len(ps) != 3 || ps[2].ID != "ghost" || ps[2].Alive || ps[2].PID != 7 {
 		t.Errorf("processes with a ghost: %+v", ps)
@@ -374,11 +374,11 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	// The ghost's run is abandoned and its job redelivered, by the master.
 	fire := time.Now().Add(-time.Minute).UnixMilli()
 	runID := name + "@" + itoa(fire)
-	rdb.SAdd(ctx, k.running(), runID)
-	rdb.Set(ctx, k.run(runID), leaseValue("ghost", name, fire, fire), time.Minute)
-	rdb.HSet(ctx, k.jobData(), "j1", `{"task":"unknown type"}`)
-	rdb.ZAdd(ctx, k.leases(), redisZ(time.Now().Add(-time.Second).UnixMilli(), "ghost#1"))
-	rdb.HSet(ctx, k.owners(), "j1", "ghost#1")
+	rdb.SAdd(ctx, k.Running(), runID)
+	rdb.Set(ctx, k.Run(runID), leaseValue("ghost", name, fire, fire), time.Minute)
+	rdb.HSet(ctx, k.JobData(), "j1", `{"task":"unknown type"}`)
+	rdb.ZAdd(ctx, k.Leases(), redisZ(time.Now().Add(-time.Second).UnixMilli(), "ghost#1"))
+	rdb.HSet(ctx, k.Owners(), "j1", "ghost#1")
 	select {
 	case run := <-abandoned:
 		if run.Task != name || run.Process != "ghost" || run.Fire.UnixMilli() != fire {

@@ -62,15 +62,15 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 		for f, v := range h {
 			args = append(args, f, v)
 		}
-		must(t, rdb.HSet(ctx, k.task(member), args...).Err())
-		must(t, rdb.SAdd(ctx, k.tasks(), member).Err())
-		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: member}).Err())
+		must(t, rdb.HSet(ctx, k.Task(member), args...).Err())
+		must(t, rdb.SAdd(ctx, k.Tasks(), member).Err())
+		must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 500), Member: member}).Err())
 	}
 
 	// Per-task keys.
-	must(t, rdb.Set(ctx, k.task("as-string"), "not a hash", 0).Err())
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: "as-string"}).Err())
-	must(t, rdb.SAdd(ctx, k.tasks(), "as-string").Err())
+	must(t, rdb.Set(ctx, k.Task("as-string"), "not a hash", 0).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 500), Member: "as-string"}).Err())
+	must(t, rdb.SAdd(ctx, k.Tasks(), "as-string").Err())
 	taskHash("bad-next", "next_run", "soon")
 	taskHash("bad-status", "status", "zombie")
 	taskHash("bad-type", "type", "os/exec.Cmd")
@@ -80,26 +80,26 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	taskHash("bad-counters", "runs", "lots", "failures", "many", "skips", "several", "status", "paused")
 	taskHash("bad-counters-2", "runs", "lots", "failures", "many", "skips", "several")
 	taskHash("foreign-lock")
-	must(t, rdb.Set(ctx, k.lock("foreign-lock"), "someone else, forever", 0).Err())
+	must(t, rdb.Set(ctx, k.Lock("foreign-lock"), "someone else, forever", 0).Err())
 	taskHash("list-lock")
-	must(t, rdb.RPush(ctx, k.lock("list-lock"), "a", "b").Err())
+	must(t, rdb.RPush(ctx, k.Lock("list-lock"), "a", "b").Err())
 	taskHash("bad-history")
-	must(t, rdb.Set(ctx, k.history("bad-history"), "not a list", 0).Err())
-	must(t, rdb.LPush(ctx, k.history(tick), "{garbage", `{"task":1}`, "null").Err())
+	must(t, rdb.Set(ctx, k.History("bad-history"), "not a list", 0).Err())
+	must(t, rdb.LPush(ctx, k.History(tick), "{garbage", `{"task":1}`, "null").Err())
 	taskHash("inf-score")
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(1), Member: "inf-score"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: math.Inf(1), Member: "inf-score"}).Err())
 	taskHash("neg-inf-score")
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(-1), Member: "neg-inf-score"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: math.Inf(-1), Member: "neg-inf-score"}).Err())
 	taskHash("huge-score")
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: 1e300, Member: "huge-score"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: 1e300, Member: "huge-score"}).Err())
 	taskHash("later-inf-score", "next_run", strconv.FormatInt(now+3600_000, 10))
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: math.Inf(1), Member: "later-inf-score"}).Err())
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 500), Member: "no-hash"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: math.Inf(1), Member: "later-inf-score"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 500), Member: "no-hash"}).Err())
 	// Runs in progress with corrupt leases, of a process that never beats.
-	must(t, rdb.SAdd(ctx, k.running(), "bad-lease@1000", "no-at-sign", "no-lease@2000").Err())
-	must(t, rdb.Set(ctx, k.run("bad-lease@1000"), "{not json", time.Hour).Err())
-	must(t, rdb.ZAdd(ctx, k.declared(), redis.Z{Score: math.Inf(-1), Member: tick}).Err())
-	must(t, rdb.ZAdd(ctx, k.processes(), redis.Z{Score: math.Inf(1), Member: "immortal"}).Err())
+	must(t, rdb.SAdd(ctx, k.Running(), "bad-lease@1000", "no-at-sign", "no-lease@2000").Err())
+	must(t, rdb.Set(ctx, k.Run("bad-lease@1000"), "{not json", time.Hour).Err())
+	must(t, rdb.ZAdd(ctx, k.Declared(), redis.Z{Score: math.Inf(-1), Member: tick}).Err())
+	must(t, rdb.ZAdd(ctx, k.Processes(), redis.Z{Score: math.Inf(1), Member: "immortal"}).Err())
 
 	// Jobs.
 	env := func(text string) string {
@@ -108,8 +108,8 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	}
 	rawJob := func(id, envelope string, score float64) {
 		t.Helper()
-		must(t, rdb.HSet(ctx, k.jobData(), id, envelope).Err())
-		must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: score, Member: id}).Err())
+		must(t, rdb.HSet(ctx, k.JobData(), id, envelope).Err())
+		must(t, rdb.ZAdd(ctx, k.Jobs(), redis.Z{Score: score, Member: id}).Err())
 	}
 	rawJob("garbage-json", "{not json", float64(now))
 	rawJob("invalid-utf8", "\xff\xfe{", float64(now))
@@ -118,17 +118,17 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	rawJob("bad-payload", `{"task":"sms","payload":"not an object"}`, float64(now))
 	rawJob("neg-inf-job", env("neg-inf"), math.Inf(-1))
 	rawJob("inf-job", env("inf"), math.Inf(1))
-	must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: float64(now), Member: "no-data"}).Err())
-	must(t, rdb.HSet(ctx, k.stats(), "sms:runs", "lots", "sms:failures", "many").Err())
-	must(t, rdb.HSet(ctx, k.attempts(), "neg-inf-job", "often").Err())
-	must(t, rdb.ZAdd(ctx, k.dead(), redis.Z{Score: float64(now), Member: "dead-without-data"}).Err())
-	must(t, rdb.HSet(ctx, k.deadData(), "dead-garbage", "{not json").Err())
-	must(t, rdb.ZAdd(ctx, k.dead(), redis.Z{Score: float64(now), Member: "dead-garbage"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Jobs(), redis.Z{Score: float64(now), Member: "no-data"}).Err())
+	must(t, rdb.HSet(ctx, k.Stats(), "sms:runs", "lots", "sms:failures", "many").Err())
+	must(t, rdb.HSet(ctx, k.Attempts(), "neg-inf-job", "often").Err())
+	must(t, rdb.ZAdd(ctx, k.Dead(), redis.Z{Score: float64(now), Member: "dead-without-data"}).Err())
+	must(t, rdb.HSet(ctx, k.DeadData(), "dead-garbage", "{not json").Err())
+	must(t, rdb.ZAdd(ctx, k.Dead(), redis.Z{Score: float64(now), Member: "dead-garbage"}).Err())
 
 	// Singleton keys of the wrong type.
-	must(t, rdb.Set(ctx, k.meta(), "not a hash", 0).Err())
-	must(t, rdb.RPush(ctx, k.master(), "not", "a", "string").Err())
-	must(t, rdb.Set(ctx, k.stats()+"x", "unrelated key", 0).Err())
+	must(t, rdb.Set(ctx, k.Meta(), "not a hash", 0).Err())
+	must(t, rdb.RPush(ctx, k.Master(), "not", "a", "string").Err())
+	must(t, rdb.Set(ctx, k.Stats()+"x", "unrelated key", 0).Err())
 
 	logs, logger := newLogCapture()
 	s1, _ := runScheduler(t, rdb, reg, WithLogger(logger))
@@ -138,9 +138,9 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	// Later, while they run, the queue and the job data become foreign
 	// values too.
 	time.Sleep(1500 * time.Millisecond)
-	must(t, rdb.Del(ctx, k.queue()).Err())
-	must(t, rdb.Set(ctx, k.queue(), "not a zset", 0).Err())
-	must(t, rdb.Set(ctx, k.jobs(), "not a zset", 0).Err())
+	must(t, rdb.Del(ctx, k.Queue()).Err())
+	must(t, rdb.Set(ctx, k.Queue(), "not a zset", 0).Err())
+	must(t, rdb.Set(ctx, k.Jobs(), "not a zset", 0).Err())
 	broken := time.Now()
 	waitFor(t, 10*time.Second, "the tick to fire again after its queue was replaced", func() bool {
 		return firstStartAfter(fires.snapshot(), broken.Add(500*time.Millisecond)).After(broken)
@@ -154,7 +154,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	stopAll := time.Now()
 	waitFor(t, 10*time.Second, "every job delivery to be acked", func() bool {
-		return rdb.HLen(ctx, k.owners()).Val() == 0 && rdb.ZCard(ctx, k.leases()).Val() == 0
+		return rdb.HLen(ctx, k.Owners()).Val() == 0 && rdb.ZCard(ctx, k.Leases()).Val() == 0
 	})
 
 	// The healthy task fired every second, once.
@@ -184,7 +184,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 			t.Errorf("task %s with bad data ran %d times", m, ran[m])
 		}
 	}
-	if absurd, _ := rdb.ZRangeByScore(ctx, k.queue(), &redis.ZRangeBy{Min: "(9007199254740992", Max: "+inf"}).Result(); len(absurd) > 0 {
+	if absurd, _ := rdb.ZRangeByScore(ctx, k.Queue(), &redis.ZRangeBy{Min: "(9007199254740992", Max: "+inf"}).Result(); len(absurd) > 0 {
 		t.Errorf("queue entries still at absurd scores: %v", absurd)
 	}
 	for _, m := range []string{"bad-counters-2", "foreign-lock", "list-lock", "bad-history", "inf-score", "neg-inf-score", "huge-score"} {
@@ -209,7 +209,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 			t.Errorf("corrupt job %s not in the dead letters with its error (dead: %v)", id, deadIDs)
 		}
 	}
-	if ok, _ := rdb.HExists(ctx, k.jobData(), "unknown-type").Result(); !ok {
+	if ok, _ := rdb.HExists(ctx, k.JobData(), "unknown-type").Result(); !ok {
 		t.Error("the job of an unknown type was dropped")
 	}
 	if l := logs.lines("no longer ours"); len(l) > 0 {
@@ -242,20 +242,20 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 		{"bad job envelope", "invalid-utf8"},
 		{"bad job envelope", "no-task"},
 		{"job type not registered", "os/exec.Cmd"},
-		{"quarantine", k.meta()},
-		{"quarantine", k.master()},
-		{"quarantine", k.queue()},
-		{"quarantine", k.jobs()},
+		{"quarantine", k.Meta()},
+		{"quarantine", k.Master()},
+		{"quarantine", k.Queue()},
+		{"quarantine", k.Jobs()},
 	} {
 		logs.expectLog(t, want...)
 	}
 	// Quarantined values are kept for the operator.
-	for _, key := range []string{k.meta(), k.master(), k.queue(), k.jobs()} {
-		if keys, _ := rdb.Keys(ctx, k.prefix+"quarantine:"+strings.TrimPrefix(key, k.prefix)+":*").Result(); len(keys) == 0 {
+	for _, key := range []string{k.Meta(), k.Master(), k.Queue(), k.Jobs()} {
+		if keys, _ := rdb.Keys(ctx, k.Prefix()+"quarantine:"+strings.TrimPrefix(key, k.Prefix())+":*").Result(); len(keys) == 0 {
 			t.Errorf("the foreign value of %s was not kept", key)
 		}
 	}
-	if v, _ := rdb.Get(ctx, k.stats()+"x").Result(); v != "unrelated key" {
+	if v, _ := rdb.Get(ctx, k.Stats()+"x").Result(); v != "unrelated key" {
 		t.Error("a key outside the layout was touched")
 	}
 }
@@ -294,16 +294,16 @@ func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
 		must(t, s.register(ctx))
 		next := hget(t, rdb, name, "next_run")
 		for _, score := range []float64{math.Inf(1), 1e300, -5} {
-			must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: score, Member: name}).Err())
+			must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: score, Member: name}).Err())
 			must(t, s.requeue(ctx))
-			if got, _ := rdb.ZScore(ctx, k.queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
+			if got, _ := rdb.ZScore(ctx, k.Queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
 				t.Errorf("RESP%d: score %v repaired to %v, want next_run %s", proto, score, got, next)
 			}
 		}
 		logs.expectLog(t, "absurd queue score replaced by the task's next_run")
-		must(t, rdb.ZRem(ctx, k.queue(), name).Err())
+		must(t, rdb.ZRem(ctx, k.Queue(), name).Err())
 		must(t, s.requeue(ctx))
-		if _, err := rdb.ZScore(ctx, k.queue(), name).Result(); err != nil {
+		if _, err := rdb.ZScore(ctx, k.Queue(), name).Result(); err != nil {
 			t.Errorf("RESP%d: task missing from the queue not requeued: %v", proto, err)
 		}
 	}

@@ -35,8 +35,8 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 		if err := c.SetTask(ctx, TaskSpec{Key: key, Type: "count", Expression: "every:1h"}); err != nil {
 			t.Fatal(err)
 		}
-		must(t, rdb.HSet(ctx, k.task(key), "next_run", due).Err())
-		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(due), Member: key}).Err())
+		must(t, rdb.HSet(ctx, k.Task(key), "next_run", due).Err())
+		must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(due), Member: key}).Err())
 		members = append(members, key)
 	}
 	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()), WithWorkers(10))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,6 +26,7 @@ var ErrDuplicate = errors.New("crontab: duplicate job id")
 // for concurrent use.
 type Client struct {
 	rdb  redis.UniversalClient
+	db   *rdb.RDB
 	reg  *Registry
 	opts options
 	keys keys
@@ -42,7 +44,7 @@ func NewClient(client redis.UniversalClient, reg *Registry, opts ...Option) *Cli
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Client{rdb: client, reg: reg, opts: o, keys: newKeys(o.namespace), err: err}
+	return &Client{rdb: client, db: rdb.New(client, o.namespace), reg: reg, opts: o, keys: newKeys(o.namespace), err: err}
 }
 
 // Err returns the error that every method of c returns: a bad option given
@@ -128,8 +130,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMe
 	if err != nil {
 		return "", err
 	}
-	res, err := enqueueScript.Run(ctx, c.rdb, c.enqueueKeys(), c.keys.wake(), 1,
-		id, env, ms(o.at), o.delay.Milliseconds(), boolArg(o.id != "")).Int64Slice()
+	res, err := c.db.Enqueue(ctx, []rdb.NewJob{{ID: id, Envelope: env, AtMS: ms(o.at), Delay: o.delay, Check: o.id != ""}})
 	if err != nil {
 		return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
 	}
@@ -211,42 +212,20 @@ func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) 
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
 	}
-	// One script call per enqueueBatch jobs, all in one pipeline.
-	keys := c.enqueueKeys()
-	cmds, err := pipelined(ctx, c.rdb, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
-		var cmds []*redis.Cmd
-		for lo := 0; lo < len(jobs); lo += enqueueBatch {
-			hi := min(lo+enqueueBatch, len(jobs))
-			args := make([]any, 0, 2+5*(hi-lo))
-			args = append(args, c.keys.wake(), hi-lo)
-			for i := lo; i < hi; i++ {
-				args = append(args, ids[i], envs[i], ms(os[i].at), os[i].delay.Milliseconds(), boolArg(os[i].id != ""))
-			}
-			cmds = append(cmds, enqueueScript.EvalSha(ctx, pipe, keys, args...))
-		}
-		return cmds
-	})
+	batch := make([]rdb.NewJob, len(jobs))
+	for i := range jobs {
+		batch[i] = rdb.NewJob{ID: ids[i], Envelope: envs[i], AtMS: ms(os[i].at), Delay: os[i].delay, Check: os[i].id != ""}
+	}
+	dues, err := c.db.Enqueue(ctx, batch)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: enqueue many: %w", err)
 	}
-	for b, cmd := range cmds {
-		dues, _ := cmd.Int64Slice()
-		for k, due := range dues {
-			if i := b*enqueueBatch + k; due < 0 {
-				return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
-			}
+	for i, due := range dues {
+		if due < 0 {
+			return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
 		}
 	}
 	return ids, nil
-}
-
-// enqueueBatch is how many jobs one enqueue script call takes: large enough
-// to amortise the call, small enough to keep each call well under a
-// millisecond of Redis time.
-const enqueueBatch = 500
-
-func (c *Client) enqueueKeys() []string {
-	return []string{c.keys.jobs(), c.keys.jobData(), c.keys.owners(), c.keys.dead()}
 }
 
 // Cancel removes a pending job, so it never runs. It returns an error
@@ -257,13 +236,13 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 		return c.err
 	}
 
-	n, err := cancelScript.Run(ctx, c.rdb, []string{c.keys.jobs(), c.keys.jobData(), c.keys.attempts(), c.keys.owners()}, id).Int()
+	n, err := c.db.Cancel(ctx, id)
 	switch {
 	case err != nil:
 		return fmt.Errorf("crontab: cancel %q: %w", id, err)
-	case n == 2:
+	case n == rdb.CancelRunning:
 		return fmt.Errorf("crontab: cancel %q: the job is running: %w", id, ErrNotFound)
-	case n == 0:
+	case n == rdb.CancelNotFound:
 		return fmt.Errorf("crontab: cancel %q: no pending job: %w", id, ErrNotFound)
 	}
 	return nil

@@ -43,16 +43,16 @@ func TestClusterRunsEveryScript(t *testing.T) {
 	// lease, both of a process that never beats. The master must reap the
 	// run (abandon) and deliver the job again (redeliver).
 	ghostRun := "ghost@1000"
-	rdb.SAdd(ctx, k.running(), ghostRun)
-	rdb.Set(ctx, k.run(ghostRun), leaseValue("ghost-process", "ghost", 1000, 1000), time.Minute)
+	rdb.SAdd(ctx, k.Running(), ghostRun)
+	rdb.Set(ctx, k.Run(ghostRun), leaseValue("ghost-process", "ghost", 1000, 1000), time.Minute)
 	env, _ := json.Marshal(envelope{Task: "sms", Payload: json.RawMessage(`{"to":"` + to + `","text":"redelivered"}`)})
-	rdb.HSet(ctx, k.jobData(), "ghost-job", string(env))
-	rdb.HSet(ctx, k.owners(), "ghost-job", "ghost-process#1")
-	rdb.ZAdd(ctx, k.leases(), redis.Z{Score: 1000, Member: "ghost-process#1"})
+	rdb.HSet(ctx, k.JobData(), "ghost-job", string(env))
+	rdb.HSet(ctx, k.Owners(), "ghost-job", "ghost-process#1")
+	rdb.ZAdd(ctx, k.Leases(), redis.Z{Score: 1000, Member: "ghost-process#1"})
 	// A static task no process declares any more: pruned.
-	rdb.HSet(ctx, k.task("gone"), "type", "gone", "source", sourceStatic, "next_run", 0)
-	rdb.SAdd(ctx, k.tasks(), "gone")
-	rdb.ZAdd(ctx, k.declared(), redis.Z{Score: 1, Member: "gone"})
+	rdb.HSet(ctx, k.Task("gone"), "type", "gone", "source", sourceStatic, "next_run", 0)
+	rdb.SAdd(ctx, k.Tasks(), "gone")
+	rdb.ZAdd(ctx, k.Declared(), redis.Z{Score: 1, Member: "gone"})
 
 	s1, stop1 := runScheduler(t, rdb, reg)
 	_, stop2 := runScheduler(t, rdb, reg)
@@ -92,11 +92,11 @@ func TestClusterRunsEveryScript(t *testing.T) {
 
 	// Disable the tick, then enable it again: it leaves the queue, and
 	// maintenance (requeue) puts it back.
-	rdb.HSet(ctx, k.task(tick), "status", "disabled")
+	rdb.HSet(ctx, k.Task(tick), "status", "disabled")
 	waitFor(t, 5*time.Second, "the disabled task to leave the queue", func() bool {
-		return rdb.ZScore(ctx, k.queue(), tick).Err() == redis.Nil
+		return rdb.ZScore(ctx, k.Queue(), tick).Err() == redis.Nil
 	})
-	rdb.HSet(ctx, k.task(tick), "status", "active")
+	rdb.HSet(ctx, k.Task(tick), "status", "active")
 	reenabled := time.Now()
 	waitFor(t, 5*time.Second, "the task enabled again to fire", func() bool {
 		return !firstStartAfter(fires.snapshot(), reenabled).IsZero()
@@ -110,7 +110,7 @@ func TestClusterRunsEveryScript(t *testing.T) {
 		return len(recs) == 1 && recs[0].Outcome == OutcomeAbandoned && len(smsTexts(to)["redelivered"]) == 1
 	})
 	waitFor(t, 10*time.Second, "the undeclared task to be pruned", func() bool {
-		return rdb.Exists(ctx, k.task("gone")).Val() == 0
+		return rdb.Exists(ctx, k.Task("gone")).Val() == 0
 	})
 	stop1()
 	stop2()
@@ -142,10 +142,10 @@ func TestClusterRunsEveryScript(t *testing.T) {
 	if st, err := c.Stats(ctx, "sms"); err != nil || st.Runs != 7 || st.Failures != 4 {
 		t.Errorf("sms stats %+v, %v; want 7 runs, 4 failures", st, err)
 	}
-	if n := rdb.ZCard(ctx, k.processes()).Val(); n != 0 {
+	if n := rdb.ZCard(ctx, k.Processes()).Val(); n != 0 {
 		t.Errorf("%d processes still registered after every scheduler stopped", n)
 	}
-	if v := rdb.Get(ctx, k.master()).Val(); v != "" {
+	if v := rdb.Get(ctx, k.Master()).Val(); v != "" {
 		t.Errorf("master lock still held by %q after shutdown", v)
 	}
 }
@@ -164,12 +164,12 @@ func smsTexts(to string) map[string][]int {
 func otherShardNamespace(t testing.TB, rdb *redis.ClusterClient, ns string) string {
 	t.Helper()
 	ctx := context.Background()
-	first, err := rdb.MasterForKey(ctx, newKeys(ns).queue())
+	first, err := rdb.MasterForKey(ctx, newKeys(ns).Queue())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cand := range []string{"crontab-1", "crontab-2", "crontab-3", "crontab-4", "crontab-5", "crontab-6", "crontab-7", "crontab-8"} {
-		m, err := rdb.MasterForKey(ctx, newKeys(cand).queue())
+		m, err := rdb.MasterForKey(ctx, newKeys(cand).Queue())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestClusterFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	master, err := rdb.MasterForKey(ctx, newKeys("crontab").queue())
+	master, err := rdb.MasterForKey(ctx, newKeys("crontab").Queue())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestClusterFailover(t *testing.T) {
 	if len(texts["during"]) != 1 || len(texts["after"]) != 1 {
 		t.Errorf("jobs across the failover ran %v, want each once", texts)
 	}
-	newMaster, err := rdb.MasterForKey(ctx, newKeys("crontab").queue())
+	newMaster, err := rdb.MasterForKey(ctx, newKeys("crontab").Queue())
 	if err != nil || newMaster.Options().Addr == victim.Addr() {
 		t.Errorf("slot %d still on the killed master (%v)", slot, err)
 	}

@@ -36,11 +36,11 @@ func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
 	if limit <= 0 {
 		stop = -1
 	}
-	ids, err := c.rdb.ZRevRange(ctx, c.keys.dead(), 0, stop).Result()
+	ids, err := c.rdb.ZRevRange(ctx, c.keys.Dead(), 0, stop).Result()
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	vals, err := c.rdb.HMGet(ctx, c.keys.deadData(), ids...).Result()
+	vals, err := c.rdb.HMGet(ctx, c.keys.DeadData(), ids...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: read dead jobs: %w", err)
 	}
@@ -64,7 +64,7 @@ func (c *Client) RetryDead(ctx context.Context, id string) error {
 		return c.err
 	}
 
-	raw, err := c.rdb.HGet(ctx, c.keys.deadData(), id).Result()
+	raw, err := c.rdb.HGet(ctx, c.keys.DeadData(), id).Result()
 	if err == redis.Nil {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	} else if err != nil {
@@ -76,15 +76,14 @@ func (c *Client) RetryDead(ctx context.Context, id string) error {
 	}
 	env.Error, env.Failed, env.Attempts = "", 0, 0
 	b, _ := json.Marshal(env)
-	n, err := retryDeadScript.Run(ctx, c.rdb,
-		[]string{c.keys.dead(), c.keys.deadData(), c.keys.jobs(), c.keys.jobData(), c.keys.attempts()}, id, string(b)).Int()
+	found, err := c.db.RetryDead(ctx, id, string(b))
 	if err != nil {
 		return fmt.Errorf("crontab: retry %q: %w", id, err)
 	}
-	if n == 0 {
+	if !found {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	}
-	c.rdb.Publish(ctx, c.keys.wake(), "retry")
+	c.rdb.Publish(ctx, c.keys.Wake(), "retry")
 	return nil
 }
 
@@ -104,8 +103,8 @@ func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
 	}
 
 	pipe := c.rdb.Pipeline()
-	task := pipe.HMGet(ctx, c.keys.task(name), "runs", "failures")
-	job := pipe.HMGet(ctx, c.keys.stats(), name+":runs", name+":failures")
+	task := pipe.HMGet(ctx, c.keys.Task(name), "runs", "failures")
+	job := pipe.HMGet(ctx, c.keys.Stats(), name+":runs", name+":failures")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Stats{}, fmt.Errorf("crontab: stats of %q: %w", name, err)
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -115,7 +115,7 @@ func (s *Scheduler) sleep(ctx context.Context, d time.Duration, warm bool) (woke
 // warmUp sends Redis a cheap command on the namespace's key, so that on
 // Redis Cluster it reaches the node the claim goes to.
 func (s *Scheduler) warmUp(ctx context.Context) {
-	_ = s.rdb.Exists(ctx, s.keys.queue()).Err()
+	_ = s.rdb.Exists(ctx, s.keys.Queue()).Err()
 }
 
 // queueHeads is what the dispatch loop knows, between claims, of when the
@@ -296,7 +296,7 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 	// Read up to a batch, even with fewer free workers, so that the tasks
 	// due next are seen for preparing ahead.
 	read := max(limit, s.opts.batch) + s.ignoredCount()
-	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.queue(), 0, int64(read)-1).Result()
+	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.Queue(), 0, int64(read)-1).Result()
 	if err != nil {
 		return 0, 0, tiedTasks{}, err
 	}
@@ -392,7 +392,7 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 	cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
 		cmds := make([]*redis.SliceCmd, len(due))
 		for i, m := range due {
-			cmds[i] = pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)
+			cmds[i] = pipe.HMGet(ctx, s.keys.Task(m), taskStateFields...)
 		}
 		return cmds
 	})
@@ -442,7 +442,7 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			}
 		}
 		f.once = next.IsZero()
-		f.runID = m + "@" + strconv.FormatInt(st.nextRun, 10)
+		f.runID = rdb.RunID(m, st.nextRun)
 		f.next = ms(next)
 		if mode == "skip" {
 			f.runID = ""
@@ -453,36 +453,25 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 }
 
 // claimCall is one call of the claim script: the fires it tries, in order,
-// with the script's keys and arguments built for them, and each fire's run
-// lease. A call prepared ahead of its instant is built before it, so that at
-// the instant only the send is left.
+// with the call built for them (rdb.FireClaim), and each fire's run lease.
+// A call prepared ahead of its instant is built before it, so that at the
+// instant only the send is left.
 type claimCall struct {
 	fires []*fire
-	keys  []string
-	args  []any
+	claim *rdb.FireClaim
 }
-
-// claimArgsBefore is how many script arguments come before the first fire's.
-const claimArgsBefore = 4
 
 // newClaimCall builds the call claiming fires; their leases name startMS
 // (unix ms) as the start: the claim's time, or the instant of fires
 // prepared ahead.
 func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
-	c := &claimCall{fires: fires, keys: make([]string, 0, 2+4*len(fires)), args: make([]any, 0, claimArgsBefore+6*len(fires))}
-	c.keys = append(c.keys, s.keys.queue(), s.keys.running())
-	c.args = append(c.args, s.id, s.opts.historyLen, s.opts.historyAge.Milliseconds(), 0) // max fires: set by advance
-	for _, f := range fires {
+	cands := make([]rdb.FireCandidate, len(fires))
+	for i, f := range fires {
 		m := f.state.member
 		f.lease = leaseValue(s.id, m, f.state.nextRun, startMS)
-		c.keys = append(c.keys, s.keys.task(m), s.keys.lock(m), s.keys.run(f.runIDOrSkip()), s.keys.history(m))
-		mode := "run"
-		if f.runID == "" {
-			mode = "skip"
-		}
-		c.args = append(c.args, m, ms(f.at), f.next, mode, f.runIDOrSkip(), f.lease)
+		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 	}
-	return c
+	return &claimCall{fires: fires, claim: s.db.NewFireClaim(s.id, s.history(), cands)}
 }
 
 // advance runs the claim script over the prepared fires and starts a
@@ -496,52 +485,44 @@ func (s *Scheduler) advance(ctx context.Context, fires []*fire, maxFires int) (s
 
 // sendClaim is advance with the call built.
 func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (started int, untried []*fire, early bool, err error) {
-	c.args[claimArgsBefore-1] = maxFires
 	fires := c.fires
-	res, err := advanceScript.Run(ctx, s.rdb, c.keys, c.args...).StringSlice()
+	res, err := s.db.ClaimFires(ctx, c.claim, maxFires)
 	if err != nil {
 		return 0, nil, false, err
 	}
 	for i, r := range res {
 		f := fires[i]
 		switch r {
-		case "untried":
+		case rdb.FireUntried:
 			untried = append(untried, f)
-		case "fire", "fire-foreign-lock":
-			if r == "fire-foreign-lock" {
-				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.lock(f.state.member))
+		case rdb.FireWon, rdb.FireWonForeignLock:
+			if r == rdb.FireWonForeignLock {
+				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.Lock(f.state.member))
 			}
 			s.startRun(f)
 			started++
-		case "early":
+		case rdb.FireEarly:
 			early = true
-		case "locked":
+		case rdb.FireLocked:
 			s.log.Info("fire skipped: previous run still running", "task", f.state.member, "fire", f.at)
 			s.skipped(ctx, f, SkipRunning)
-		case "misfire":
+		case rdb.FireMisfire:
 			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.member, "fire", f.at)
 			s.skipped(ctx, f, SkipMisfire)
-		case "paused":
+		case rdb.FirePaused:
 			s.skipped(ctx, f, SkipPaused)
-		case "missing":
+		case rdb.FireMissing:
 			s.log.Warn("queue entry without task hash removed", "task", f.state.member)
 		}
 	}
 	return started, untried, early, nil
 }
 
-func (f *fire) runIDOrSkip() string {
-	if f.runID == "" {
-		return f.state.member + "@skip"
-	}
-	return f.runID
-}
-
 // ignore remembers a due member this process cannot run, at its current
 // score, so the loop does not spin on it; it is looked at again once its
 // score changes. The reason is logged once per score.
 func (s *Scheduler) ignore(member, msg string, err error) {
-	score, zerr := s.rdb.ZScore(context.Background(), s.keys.queue(), member).Result()
+	score, zerr := s.rdb.ZScore(context.Background(), s.keys.Queue(), member).Result()
 	if zerr != nil {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // sourceDynamic marks tasks added at run time with Client.SetTask; they
@@ -91,15 +91,14 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
-	res, err := setTaskScript.Run(ctx, c.rdb,
-		[]string{c.keys.task(spec.Key), c.keys.queue(), c.keys.tasks()},
-		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, Describe(sched),
-		reg.cfg.Class, spec.Type, spec.Timeout.Milliseconds(), boolArg(spec.Concurrent), string(spec.Misfire),
-		string(params), c.keys.wake()).Int()
+	res, err := c.db.SetTask(ctx, ms(now), rdb.TaskDecl{Key: spec.Key, Class: reg.cfg.Class, Type: spec.Type,
+		Expression: spec.Expression, TZ: spec.TZ, Interval: Describe(sched), Status: string(spec.Status),
+		NextMS: ms(sched.Next(now)), Timeout: spec.Timeout, Concurrent: spec.Concurrent, Misfire: string(spec.Misfire),
+		Params: string(params)})
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
-	if res < 0 {
+	if res == rdb.TaskDeclaredErr {
 		return fmt.Errorf("crontab: set task %q: a task declared in code has that name", spec.Key)
 	}
 	return nil
@@ -113,7 +112,7 @@ func (c *Client) RemoveTask(ctx context.Context, key string) error {
 		return c.err
 	}
 
-	n, err := removeTaskScript.Run(ctx, c.rdb, []string{c.keys.task(key), c.keys.queue(), c.keys.tasks()}, key).Int()
+	n, err := c.db.RemoveTask(ctx, key)
 	switch {
 	case err != nil:
 		return fmt.Errorf("crontab: remove task %q: %w", key, err)
@@ -124,61 +123,3 @@ func (c *Client) RemoveTask(ctx context.Context, key string) error {
 	}
 	return nil
 }
-
-// setTaskScript upserts a run-time task.
-//
-// KEYS: task, queue, tasks
-// ARGV: key, now, next, status, expression, tz, interval, class, type,
-// timeout_ms, concurrent, misfire, params, wake_channel
-// Returns 1 when (re)scheduled, 0 when updated in place, -1 when the key is
-// a task declared in code.
-var setTaskScript = redis.NewScript(`
-local src = redis.call('HGET', KEYS[1], 'source')
-if src and src ~= 'dynamic' then return -1 end
-local changed = 0
-if not src then
-  redis.call('HSET', KEYS[1], 'name', ARGV[1], 'created_at', ARGV[2], 'last_run', 0, 'runs', 0,
-    'failures', 0, 'skips', 0, 'status', ARGV[4] ~= '' and ARGV[4] or 'active', 'source', 'dynamic')
-  changed = 1
-elseif ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[1], 'status', ARGV[4])
-end
-local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz')
-if changed == 1 or cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] then
-  redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
-  changed = 1
-end
-redis.call('HSET', KEYS[1], 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10], 'concurrent', ARGV[11],
-  'misfire', ARGV[12], 'params', ARGV[13])
-redis.call('SADD', KEYS[3], ARGV[1])
-local st = redis.call('HGET', KEYS[1], 'status')
-local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run')) or 0
-local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not queued and nr < tonumber(ARGV[2]) then
-  -- enabled again: continue from the next future instant
-  nr = tonumber(ARGV[3])
-  redis.call('HSET', KEYS[1], 'next_run', nr)
-end
-if st == 'disabled' or nr == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-elseif changed == 1 or not queued then
-  redis.call('ZADD', KEYS[2], nr, ARGV[1])
-  redis.call('PUBLISH', ARGV[14], 'task')
-end
-return changed
-`)
-
-// removeTaskScript deletes a run-time task.
-//
-// KEYS: task, queue, tasks
-// ARGV: key
-// Returns 1 when removed, 0 when absent, -1 when declared in code.
-var removeTaskScript = redis.NewScript(`
-local src = redis.call('HGET', KEYS[1], 'source')
-if not src then return 0 end
-if src ~= 'dynamic' then return -1 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[1])
-return 1
-`)

@@ -8,19 +8,20 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // inflightRun is a run in progress in this process, whose lock and lease
 // maintenance renews until it finishes.
 type inflightRun struct {
-	lockKey, lockValue string
-	runKey, lease      string
-	taskKey            string
-	ttl                time.Duration
-	finished           atomic.Bool // set before the run is recorded (see retakeLocks)
+	task, runID string
+	lockValue   string // rdb.LockValue: released only by its holder
+	lease       string // rdb.Lease, encoded
+	ttl         time.Duration
+	finished    atomic.Bool // set before the run is recorded (see retakeLocks)
 }
 
 // runsInFlight returns the runs in progress in this process.
@@ -32,13 +33,7 @@ func (s *Scheduler) runsInFlight() []*inflightRun {
 
 // leaseValue is the value of a run's lease key: who runs what.
 func leaseValue(process, task string, fireMS, startMS int64) string {
-	b, _ := json.Marshal(struct {
-		Process string `json:"process"`
-		Task    string `json:"task"`
-		Fire    int64  `json:"fire"`
-		Start   int64  `json:"start"`
-	}{process, task, fireMS, startMS})
-	return string(b)
+	return rdb.Lease{Process: process, Task: task, Fire: fireMS, Start: startMS}.Encode()
 }
 
 // startRun runs f's handler on a worker; the dispatch loop already holds
@@ -47,11 +42,10 @@ func leaseValue(process, task string, fireMS, startMS int64) string {
 func (s *Scheduler) startRun(f *fire) {
 	m := f.state.member
 	run := &inflightRun{
-		lockKey:   s.keys.lock(m),
-		lockValue: s.id + "|" + strconv.FormatInt(ms(f.at), 10),
-		runKey:    s.keys.run(f.runID),
+		task:      m,
+		runID:     f.runID,
+		lockValue: rdb.LockValue(s.id, ms(f.at)),
 		lease:     f.lease,
-		taskKey:   s.keys.task(m),
 		ttl:       f.reg.cfg.Timeout,
 	}
 	s.mu.Lock()
@@ -117,7 +111,7 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 func (s *Scheduler) retryFire(typ, params string, retries int, runID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := Client{rdb: s.rdb, reg: s.reg, opts: s.opts, keys: s.keys}
+	c := Client{rdb: s.rdb, db: s.db, reg: s.reg, opts: s.opts, keys: s.keys}
 	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(s.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"))
 	if err != nil && !errors.Is(err, ErrDuplicate) {
 		s.log.Error("could not schedule the retry of a failed run", "run", runID, "err", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // runEnd is the end of one run of a scheduled task, waiting to be written
@@ -44,13 +46,9 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 	for _, e := range batch {
 		recorded[e.f.state.member]++
 	}
-	keys := make([]string, 0, 3+4*len(batch))
-	keys = append(keys, s.keys.running(), s.keys.queue(), s.keys.tasks())
-	args := make([]any, 0, 2+8*len(batch))
-	args = append(args, s.opts.historyLen, s.opts.historyAge.Milliseconds())
-	for _, e := range batch {
+	runs := make([]rdb.RunFinish, len(batch))
+	for i, e := range batch {
 		m := e.f.state.member
-		keys = append(keys, e.run.taskKey, e.run.lockKey, e.run.runKey, s.keys.history(m))
 		rec := ""
 		// LPUSH then LTRIM keeps the newest historyLen records: older
 		// ones of this batch would be trimmed at once.
@@ -58,19 +56,19 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 			rec = e.rec.encode()
 		}
 		recorded[m]--
-		args = append(args, e.f.runID, e.run.lockValue, string(e.rec.Outcome), e.rec.Error, e.cost.Milliseconds(),
-			rec, boolArg(e.f.once), m)
+		runs[i] = rdb.RunFinish{RunID: e.f.runID, Task: m, LockValue: e.run.lockValue, Outcome: string(e.rec.Outcome),
+			Error: e.rec.Error, DurationMS: e.cost.Milliseconds(), Record: rec, Once: e.f.once}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		codes, err := finishRunsScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		foreign, err := s.db.FinishRuns(ctx, s.history(), runs)
 		if err == nil {
-			for i, c := range codes {
-				if c == 2 && i < len(batch) {
+			for i, f := range foreign {
+				if f {
 					m := batch[i].f.state.member
-					s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.history(m))
+					s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.History(m))
 				}
 			}
 			return
@@ -85,4 +83,9 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// history is how much of each task's history the scheduler keeps.
+func (s *Scheduler) history() rdb.HistoryBound {
+	return rdb.HistoryBound{Records: s.opts.historyLen, Age: s.opts.historyAge}
 }

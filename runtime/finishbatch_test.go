@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
@@ -37,11 +38,11 @@ func newFinishRig(t *testing.T, rdb *redis.Client, opts ...Option) *finishRig {
 func (r *finishRig) task(member string, next int64) {
 	r.t.Helper()
 	ctx := context.Background()
-	must(r.t, r.rdb.HSet(ctx, r.k.task(member), "name", member, "expression", "every:1s", "next_run", next,
+	must(r.t, r.rdb.HSet(ctx, r.k.Task(member), "name", member, "expression", "every:1s", "next_run", next,
 		"status", "active", "runs", 0, "failures", 0, "skips", 0).Err())
-	must(r.t, r.rdb.SAdd(ctx, r.k.tasks(), member).Err())
+	must(r.t, r.rdb.SAdd(ctx, r.k.Tasks(), member).Err())
 	if next != 0 {
-		must(r.t, r.rdb.ZAdd(ctx, r.k.queue(), redis.Z{Score: float64(next), Member: member}).Err())
+		must(r.t, r.rdb.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(next), Member: member}).Err())
 	}
 }
 
@@ -51,14 +52,13 @@ func (r *finishRig) task(member string, next int64) {
 func (r *finishRig) started(member string, fireMS int64, lockHolder string, once bool, err error) *runEnd {
 	r.t.Helper()
 	ctx := context.Background()
-	runID := member + "@" + strconv.FormatInt(fireMS, 10)
-	run := &inflightRun{lockKey: r.k.lock(member), lockValue: r.s.id + "|" + strconv.FormatInt(fireMS, 10),
-		runKey: r.k.run(runID), taskKey: r.k.task(member), ttl: time.Minute}
+	runID := rdb.RunID(member, fireMS)
+	run := &inflightRun{task: member, runID: runID, lockValue: rdb.LockValue(r.s.id, fireMS), ttl: time.Minute}
 	if lockHolder != "" {
-		must(r.t, r.rdb.Set(ctx, run.lockKey, lockHolder, time.Minute).Err())
+		must(r.t, r.rdb.Set(ctx, r.k.Lock(member), lockHolder, time.Minute).Err())
 	}
-	must(r.t, r.rdb.SAdd(ctx, r.k.running(), runID).Err())
-	must(r.t, r.rdb.Set(ctx, run.runKey, leaseValue(r.s.id, member, fireMS, fireMS), time.Minute).Err())
+	must(r.t, r.rdb.SAdd(ctx, r.k.Running(), runID).Err())
+	must(r.t, r.rdb.Set(ctx, r.k.Run(runID), leaseValue(r.s.id, member, fireMS, fireMS), time.Minute).Err())
 	at := time.UnixMilli(fireMS)
 	rec := Record{Task: member, Fire: at, Start: at, End: at.Add(7 * time.Millisecond), Outcome: OutcomeOK,
 		Process: r.s.id, Attempt: 1}
@@ -109,11 +109,11 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 	for _, m := range []string{"odd-counters", "big-counters", "no-counters"} {
 		r.task(m, next)
 	}
-	must(t, rdb.HSet(ctx, r.k.task("odd-counters"), "runs", "007", "failures", "lots").Err())
-	must(t, rdb.HSet(ctx, r.k.task("big-counters"), "runs", "99999999999999999", "failures", "-12").Err())
-	must(t, rdb.HDel(ctx, r.k.task("no-counters"), "runs", "failures").Err())
-	must(t, rdb.Set(ctx, r.k.history("bad-history"), "not a list", 0).Err())
-	must(t, rdb.Set(ctx, r.k.task("not-a-hash"), "a string", 0).Err())
+	must(t, rdb.HSet(ctx, r.k.Task("odd-counters"), "runs", "007", "failures", "lots").Err())
+	must(t, rdb.HSet(ctx, r.k.Task("big-counters"), "runs", "99999999999999999", "failures", "-12").Err())
+	must(t, rdb.HDel(ctx, r.k.Task("no-counters"), "runs", "failures").Err())
+	must(t, rdb.Set(ctx, r.k.History("bad-history"), "not a list", 0).Err())
+	must(t, rdb.Set(ctx, r.k.Task("not-a-hash"), "a string", 0).Err())
 
 	mine := func(fireMS int64) string { return r.s.id + "|" + strconv.FormatInt(fireMS, 10) }
 	batch := []*runEnd{
@@ -136,21 +136,21 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 	r.s.writeFinishes(batch)
 
 	// Nothing of any run is left in progress.
-	if n, _ := rdb.SCard(ctx, r.k.running()).Result(); n != 0 {
+	if n, _ := rdb.SCard(ctx, r.k.Running()).Result(); n != 0 {
 		t.Errorf("running holds %d entries after the batch, want 0", n)
 	}
 	for _, e := range batch {
-		if n, _ := rdb.Exists(ctx, e.run.runKey).Result(); n != 0 {
-			t.Errorf("lease %s left after the batch", e.run.runKey)
+		if n, _ := rdb.Exists(ctx, r.k.Run(e.run.runID)).Result(); n != 0 {
+			t.Errorf("lease of %s left after the batch", e.run.runID)
 		}
 	}
 	// Locks: ours released, someone else's kept.
 	for _, m := range []string{"ok", "failed", "once", "once-rescheduled", "bad-history", "not-a-hash"} {
-		if n, _ := rdb.Exists(ctx, r.k.lock(m)).Result(); n != 0 {
+		if n, _ := rdb.Exists(ctx, r.k.Lock(m)).Result(); n != 0 {
 			t.Errorf("lock of %s (ours) not released", m)
 		}
 	}
-	if v, _ := rdb.Get(ctx, r.k.lock("foreign-lock")).Result(); v != "other|"+strconv.FormatInt(fire, 10) {
+	if v, _ := rdb.Get(ctx, r.k.Lock("foreign-lock")).Result(); v != "other|"+strconv.FormatInt(fire, 10) {
 		t.Errorf("a lock held by someone else was touched: %q", v)
 	}
 
@@ -178,20 +178,20 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 	}
 	// The once task is gone, from its hash, the queue and the task set;
 	// the rescheduled one is kept.
-	if n, _ := rdb.Exists(ctx, r.k.task("once")).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, r.k.Task("once")).Result(); n != 0 {
 		t.Error("once task not removed after its run")
 	}
-	if ok, _ := rdb.SIsMember(ctx, r.k.tasks(), "once").Result(); ok {
+	if ok, _ := rdb.SIsMember(ctx, r.k.Tasks(), "once").Result(); ok {
 		t.Error("once task still in the task set")
 	}
-	if ok, _ := rdb.SIsMember(ctx, r.k.tasks(), "once-rescheduled").Result(); !ok {
+	if ok, _ := rdb.SIsMember(ctx, r.k.Tasks(), "once-rescheduled").Result(); !ok {
 		t.Error("a once run whose task has a next instant removed the task")
 	}
-	if _, err := rdb.ZScore(ctx, r.k.queue(), "once-rescheduled").Result(); err != nil {
+	if _, err := rdb.ZScore(ctx, r.k.Queue(), "once-rescheduled").Result(); err != nil {
 		t.Errorf("a once run whose task has a next instant took it out of the queue: %v", err)
 	}
 	// A task key that is not a hash is left alone.
-	if v, _ := rdb.Get(ctx, r.k.task("not-a-hash")).Result(); v != "a string" {
+	if v, _ := rdb.Get(ctx, r.k.Task("not-a-hash")).Result(); v != "a string" {
 		t.Errorf("a task key holding a string was changed: %q", v)
 	}
 
@@ -210,10 +210,10 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 			t.Errorf("history of %s: fires %v, want %v", c.task, got, c.want)
 		}
 	}
-	if v, _ := rdb.Get(ctx, r.k.history("bad-history")).Result(); v != "not a list" {
+	if v, _ := rdb.Get(ctx, r.k.History("bad-history")).Result(); v != "not a list" {
 		t.Errorf("a history key holding a string was changed: %q", v)
 	}
-	if recs, _ := rdb.LRange(ctx, r.k.history("failed"), 0, -1).Result(); len(recs) != 1 {
+	if recs, _ := rdb.LRange(ctx, r.k.History("failed"), 0, -1).Result(); len(recs) != 1 {
 		t.Errorf("history of failed: %d records, want 1", len(recs))
 	} else if rec, err := decodeRecord(recs[0]); err != nil || rec.Outcome != OutcomeFailed || rec.Error != "boom" {
 		t.Errorf("history of failed: %+v, %v; want a failed record with its error", rec, err)
@@ -258,11 +258,11 @@ func TestFinishBatchWaitsForRedis(t *testing.T) {
 		if h := r.history(m); len(h) != 1 {
 			t.Errorf("task %s: %d history records, want 1", m, len(h))
 		}
-		if n, _ := rdb.Exists(ctx, r.k.lock(m)).Result(); n != 0 {
+		if n, _ := rdb.Exists(ctx, r.k.Lock(m)).Result(); n != 0 {
 			t.Errorf("task %s: lock not released", m)
 		}
 	}
-	if n, _ := rdb.SCard(ctx, r.k.running()).Result(); n != 0 {
+	if n, _ := rdb.SCard(ctx, r.k.Running()).Result(); n != 0 {
 		t.Errorf("running holds %d entries, want 0", n)
 	}
 }
@@ -305,7 +305,7 @@ func TestFinishBatchManyTasksAtOneInstant(t *testing.T) {
 	for i := range tasks {
 		key := fmt.Sprintf("%s/%02d", typ, i)
 		runs, _ := strconv.Atoi(hget(t, rdb, key, "runs"))
-		hist, err := rdb.LLen(ctx, k.history(key)).Result()
+		hist, err := rdb.LLen(ctx, k.History(key)).Result()
 		if err != nil || runs != seen[key] || int(hist) != seen[key] || runs == 0 {
 			t.Errorf("task %s: %d handler calls, runs counter %d, %d history records (%v); want all equal",
 				key, seen[key], runs, hist, err)
@@ -313,14 +313,14 @@ func TestFinishBatchManyTasksAtOneInstant(t *testing.T) {
 		if hget(t, rdb, key, "last_result") != "ok" {
 			t.Errorf("task %s: last_result %q", key, hget(t, rdb, key, "last_result"))
 		}
-		if n, _ := rdb.Exists(ctx, k.lock(key)).Result(); n != 0 {
+		if n, _ := rdb.Exists(ctx, k.Lock(key)).Result(); n != 0 {
 			t.Errorf("task %s: lock left after the schedulers stopped", key)
 		}
 	}
-	if n, _ := rdb.SCard(ctx, k.running()).Result(); n != 0 {
+	if n, _ := rdb.SCard(ctx, k.Running()).Result(); n != 0 {
 		t.Errorf("running holds %d entries after the schedulers stopped", n)
 	}
-	if leases, _ := rdb.Keys(ctx, k.prefix+"run:*").Result(); len(leases) != 0 {
+	if leases, _ := rdb.Keys(ctx, k.Prefix()+"run:*").Result(); len(leases) != 0 {
 		t.Errorf("leases left after the schedulers stopped: %v", leases)
 	}
 }

@@ -111,7 +111,7 @@ func readHistory(ctx context.Context, rdb redis.UniversalClient, k keys, task st
 	if limit <= 0 {
 		stop = -1
 	}
-	raw, err := rdb.LRange(ctx, k.history(task), 0, stop).Result()
+	raw, err := rdb.LRange(ctx, k.History(task), 0, stop).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: read history of %q: %w", task, err)
 	}

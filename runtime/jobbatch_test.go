@@ -68,8 +68,8 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	}
 	k := newKeys("crontab")
 	waitFor(t, 60*time.Second, "every job to be acked", func() bool {
-		pending, _ := rdb.ZCard(ctx, k.jobs()).Result()
-		inflight, _ := rdb.ZCard(ctx, k.leases()).Result()
+		pending, _ := rdb.ZCard(ctx, k.Jobs()).Result()
+		inflight, _ := rdb.ZCard(ctx, k.Leases()).Result()
 		st, _ := c.Stats(ctx, "burst")
 		return pending == 0 && inflight == 0 && st.Runs == n
 	})
@@ -82,10 +82,10 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	if st, _ := c.Stats(ctx, "burst"); st.Runs != n || st.Failures != failing {
 		t.Errorf("stats %+v, want %d runs and %d failures", st, n, failing)
 	}
-	if dead, _ := rdb.ZCard(ctx, k.dead()).Result(); dead != failing {
+	if dead, _ := rdb.ZCard(ctx, k.Dead()).Result(); dead != failing {
 		t.Errorf("%d dead letters, want %d", dead, failing)
 	}
-	for _, key := range []string{k.jobData(), k.attempts(), k.owners()} {
+	for _, key := range []string{k.JobData(), k.Attempts(), k.Owners()} {
 		if left, _ := rdb.HLen(ctx, key).Result(); left != 0 {
 			t.Errorf("%s holds %d fields after the burst", key, left)
 		}
@@ -132,7 +132,7 @@ func TestEnqueueManyDuplicatesAcrossAndWithinBatches(t *testing.T) {
 		t.Errorf("EnqueueMany with a pending id: %v, want ErrDuplicate", err)
 	}
 	k := newKeys("crontab")
-	if n, _ := rdb.ZCard(ctx, k.jobs()).Result(); n != 1200-1+10-1+10-1 {
+	if n, _ := rdb.ZCard(ctx, k.Jobs()).Result(); n != 1200-1+10-1+10-1 {
 		t.Errorf("%d jobs pending, want every job but the duplicates", n)
 	}
 }

@@ -3,16 +3,13 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // jobRun is one claimed delivery of a job.
@@ -37,23 +34,16 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 		return 0, 0, nil
 	}
 	want := limit + room
-	claim := s.id + "#" + strconv.FormatUint(s.jobs.claimSeq.Add(1), 10)
-	res, err := claimJobsScript.Run(ctx, s.rdb,
-		[]string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.leases(), s.keys.owners()},
-		want, s.jobLease().Milliseconds(), claim).Slice()
+	claim := rdb.ClaimID(s.id, s.jobs.claimSeq.Add(1))
+	jobs, nextMS, err := s.db.ClaimJobs(ctx, claim, want, s.jobLease())
 	if err != nil {
 		return 0, 0, err
 	}
-	claimed := make([]*jobRun, 0, (len(res)-1)/4)
+	claimed := make([]*jobRun, len(jobs))
 	now := time.Now()
-	for i := 1; i+3 < len(res); i += 4 {
-		id, _ := res[i].(string)
-		dueStr, _ := res[i+1].(string)
-		attempt, _ := res[i+2].(int64)
-		raw, _ := res[i+3].(string)
-		due, _ := strconv.ParseFloat(dueStr, 64)
-		claimed = append(claimed, &jobRun{id: id, due: time.UnixMilli(int64(due)), attempt: int(attempt), raw: raw,
-			claim: claim, claimed: now})
+	for i, j := range jobs {
+		claimed[i] = &jobRun{id: j.ID, due: time.UnixMilli(j.DueMS), attempt: j.Attempt, raw: j.Envelope,
+			claim: claim, claimed: now}
 	}
 	if len(claimed) > 0 {
 		s.mu.Lock()
@@ -78,15 +68,10 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 	if len(overflow) > 0 {
 		go s.giveBack(overflow)
 	}
-	if (len(res)-1)/4 == want {
+	if len(jobs) == want {
 		return 0, started, nil
 	}
-	next := int64(-1)
-	if f, ok := res[0].(string); ok {
-		v, _ := strconv.ParseFloat(f, 64)
-		next = max(int64(v), 1)
-	}
-	return next, started, nil
+	return nextMS, started, nil
 }
 
 // prefetchRoom is how many jobs the next claim may take beyond the free
@@ -376,27 +361,12 @@ func (s *Scheduler) flushAcks(batch []*jobAck) {
 // leases expire). Of each type's history only the newest records that the
 // history keeps are sent.
 func (s *Scheduler) writeAcks(batch []*jobAck) {
-	keys := []string{s.keys.jobs(), s.keys.jobData(), s.keys.attempts(), s.keys.leases(), s.keys.owners(),
-		s.keys.dead(), s.keys.deadData(), s.keys.stats()}
-	typeIndex := map[string]int{}
-	claimIndex := map[string]int{}
-	var types, claims, ending []any
 	recorded := map[string]int{} // per type: acks that leave a history record
+	var ending []string
 	s.mu.Lock()
 	for _, a := range batch {
-		// A release counts no run and writes no record: it needs no type
-		// (its index stays 0), and its job may not even be decoded.
-		if t := a.j.env.Task; a.action != "release" {
-			if _, ok := typeIndex[t]; !ok {
-				types = append(types, t)
-				typeIndex[t] = len(types)
-				keys = append(keys, s.keys.history(t))
-			}
-			recorded[t]++
-		}
-		if _, ok := claimIndex[a.j.claim]; !ok {
-			claims = append(claims, a.j.claim)
-			claimIndex[a.j.claim] = len(claims)
+		if a.action != "release" {
+			recorded[a.j.env.Task]++
 		}
 		if s.jobs.claims[a.j.claim]--; s.jobs.claims[a.j.claim] == 0 {
 			ending = append(ending, a.j.claim) // its lease goes with this batch
@@ -407,53 +377,42 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 		// Renewed until the ack is written: a claim leaves only then.
 		s.mu.Lock()
 		for _, c := range ending {
-			if s.jobs.claims[c.(string)] == 0 {
-				delete(s.jobs.claims, c.(string))
+			if s.jobs.claims[c] == 0 {
+				delete(s.jobs.claims, c)
 			}
 		}
 		s.mu.Unlock()
 	}()
-	// Plain ok acks (no history record to write) go first, in three
-	// arguments each instead of seven: the burst's common case.
-	var plain, full []any
-	for _, a := range batch {
+	acks := make([]rdb.JobAck, len(batch))
+	for i, a := range batch {
 		t := a.j.env.Task
-		rec := ""
+		ack := rdb.JobAck{ID: a.j.id, Claim: a.j.claim, Action: rdb.AckAction(a.action), DueMS: a.due}
 		if a.action != "release" {
+			// A release counts no run and writes no record: it needs no
+			// type, and its job may not even be decoded.
+			ack.Type = t
 			// LPUSH then LTRIM keeps the newest historyLen records:
 			// older ones of this batch would be trimmed at once.
 			if recorded[t] <= s.opts.historyLen {
-				rec = a.rec.encode()
+				ack.Record = a.rec.encode()
 			}
 			recorded[t]--
 		}
-		deadEnv := ""
 		if a.action == "dead" {
 			env := a.j.env
 			env.Error, env.Failed, env.Attempts = a.rec.Error, ms(a.rec.End), a.j.attempt
 			b, _ := json.Marshal(env)
-			deadEnv = string(b)
+			ack.DeadEnvelope = string(b)
 		}
-		if a.action == "ok" && rec == "" {
-			plain = append(plain, a.j.id, typeIndex[t], claimIndex[a.j.claim])
-			continue
-		}
-		full = append(full, a.j.id, a.action, a.due, typeIndex[t], claimIndex[a.j.claim], rec, deadEnv)
+		acks[i] = ack
 	}
-	args := make([]any, 0, 7+len(plain)+len(full)+len(types)+len(claims)+len(ending))
-	args = append(args, s.opts.deadLetters, s.opts.historyLen, s.opts.historyAge.Milliseconds(),
-		len(plain)/3, len(full)/7, len(types), len(claims))
-	args = append(args, plain...)
-	args = append(args, full...)
-	args = append(args, types...)
-	args = append(args, claims...)
-	args = append(args, ending...)
+	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: s.opts.deadLetters, History: s.history()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		lost, err := ackJobsScript.Run(ctx, s.rdb, keys, args...).StringSlice()
-		if err == nil || errors.Is(err, redis.Nil) {
+		lost, err := s.db.AckJobs(ctx, b)
+		if err == nil {
 			for _, a := range batch {
 				if a.action == "retry" || a.action == "release" {
 					s.wake() // the job queue has a new entry: look at its head again
@@ -518,16 +477,12 @@ func (s *Scheduler) deadJob(j *jobRun, err error) {
 // flight.
 func (s *Scheduler) renewJobs(ctx context.Context) {
 	s.mu.Lock()
-	args := make([]any, 0, len(s.jobs.claims)+1)
-	args = append(args, s.jobLease().Milliseconds())
+	claims := make([]string, 0, len(s.jobs.claims))
 	for c := range s.jobs.claims {
-		args = append(args, c)
+		claims = append(claims, c)
 	}
 	s.mu.Unlock()
-	if len(args) == 1 {
-		return
-	}
-	if err := renewJobsScript.Run(ctx, s.rdb, []string{s.keys.leases()}, args...).Err(); err != nil && ctx.Err() == nil {
+	if err := s.db.RenewJobLeases(ctx, s.jobLease(), claims); err != nil && ctx.Err() == nil {
 		s.log.Warn("renewing job leases failed", "err", err)
 	}
 }
@@ -535,30 +490,21 @@ func (s *Scheduler) renewJobs(ctx context.Context) {
 // redeliver puts the jobs of claims whose lease expired back in the queue
 // (master duty).
 func (s *Scheduler) redeliver(ctx context.Context) error {
-	res, err := redeliverScript.Run(ctx, s.rdb, []string{s.keys.jobs(), s.keys.leases(), s.keys.owners(), s.keys.attempts()},
-		1000, s.dutyDeadline(ctx)).StringSlice()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	back, err := s.db.Redeliver(ctx, 1000, s.dutyDeadline(ctx))
+	if err != nil {
 		return err
 	}
-	for i := 0; i+1 < len(res); i += 2 {
-		process := claimProcess(res[i+1])
-		s.log.Warn("job delivered again: its process died or stalled", "job", res[i], "process", process)
+	for _, j := range back {
+		process := rdb.ClaimProcess(j.Claim)
+		s.log.Warn("job delivered again: its process died or stalled", "job", j.ID, "process", process)
 		if h := s.opts.hooks.Redelivered; h != nil {
-			h(ctx, res[i], process)
+			h(ctx, j.ID, process)
 		}
 	}
-	if len(res) > 0 {
-		s.rdb.Publish(ctx, s.keys.wake(), "redeliver")
+	if len(back) > 0 {
+		s.rdb.Publish(ctx, s.keys.Wake(), "redeliver")
 	}
 	return nil
-}
-
-// claimProcess returns the process id of a claim id ("<process>#<n>").
-func claimProcess(claim string) string {
-	if i := strings.LastIndexByte(claim, '#'); i >= 0 {
-		return claim[:i]
-	}
-	return claim
 }
 
 // report calls the hooks and listeners of a finished run.

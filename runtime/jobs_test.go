@@ -225,7 +225,7 @@ func TestEnqueueValidation(t *testing.T) {
 	if _, err := c.Enqueue(ctx, smsJob{To: "b"}, WithID("order-42")); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("second enqueue with the same id: %v, want ErrDuplicate", err)
 	}
-	if n, _ := rdb.ZCard(ctx, newKeys("crontab").jobs()).Result(); n != 1 {
+	if n, _ := rdb.ZCard(ctx, newKeys("crontab").Jobs()).Result(); n != 1 {
 		t.Errorf("%d jobs pending, want 1", n)
 	}
 }
@@ -242,12 +242,12 @@ func TestUnknownJobTypeIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if ok, _ := rdb.HExists(ctx, k.jobData(), id).Result(); !ok {
+	if ok, _ := rdb.HExists(ctx, k.JobData(), id).Result(); !ok {
 		t.Fatal("job of an unknown type was dropped")
 	}
 	// Pending, or for a moment claimed by a process that is putting it back.
 	tx := rdb.TxPipeline() // both read at one moment
-	pend, flight := tx.ZScore(ctx, k.jobs(), id), tx.HGet(ctx, k.owners(), id)
+	pend, flight := tx.ZScore(ctx, k.Jobs(), id), tx.HGet(ctx, k.Owners(), id)
 	_, _ = tx.Exec(ctx)
 	if pendErr, flightErr := pend.Err(), flight.Err(); pendErr != nil && flightErr != nil {
 		t.Errorf("job of an unknown type is neither pending nor in flight: %v, %v", pendErr, flightErr)
@@ -342,7 +342,7 @@ func TestHistoryIsBoundedByCountAndAge(t *testing.T) {
 		k := newKeys("crontab")
 		reg := smsRegistry(t, 0)
 		old := Record{Task: "sms", Fire: time.Now().Add(-3 * time.Hour), End: time.Now().Add(-3 * time.Hour), Outcome: OutcomeOK}
-		rdb.RPush(ctx, k.history("sms"), old.encode())
+		rdb.RPush(ctx, k.History("sms"), old.encode())
 		runScheduler(t, rdb, reg, WithHistory(records, age))
 		c := NewClient(rdb, reg)
 		to := t.Name() + newJobID() // unique across -count runs
@@ -359,7 +359,7 @@ func TestHistoryIsBoundedByCountAndAge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttl, _ := rdb.PTTL(ctx, k.history("sms")).Result()
+		ttl, _ := rdb.PTTL(ctx, k.History("sms")).Result()
 		return hist, ttl
 	}
 	t.Run("count", func(t *testing.T) {
@@ -405,10 +405,10 @@ func TestDeadLettersAreBounded(t *testing.T) {
 		st, _ := c.Stats(ctx, "sms")
 		return st.Failures == 4
 	})
-	if n, _ := rdb.ZCard(ctx, k.dead()).Result(); n != 2 {
+	if n, _ := rdb.ZCard(ctx, k.Dead()).Result(); n != 2 {
 		t.Errorf("%d dead jobs, want the cap of 2", n)
 	}
-	if n, _ := rdb.HLen(ctx, k.deadData()).Result(); n != 2 {
+	if n, _ := rdb.HLen(ctx, k.DeadData()).Result(); n != 2 {
 		t.Errorf("%d dead-job records, want 2 (dropped ids keep no data)", n)
 	}
 	dead, _ := c.DeadJobs(ctx, 0)

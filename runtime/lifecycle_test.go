@@ -22,7 +22,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	_, stop := runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
 	stop()
 	for _, f := range []string{"class", "name", "expression", "next_run", "last_run", "status", "interval", "created_at", "tz", "timeout", "concurrent"} {
-		if ok, _ := rdb.HExists(ctx, k.task(name), f).Result(); !ok {
+		if ok, _ := rdb.HExists(ctx, k.Task(name), f).Result(); !ok {
 			t.Errorf("task hash lacks the seed field %q", f)
 		}
 	}
@@ -35,7 +35,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	}
 	next1, _ := strconv.ParseInt(hget(t, rdb, name, "next_run"), 10, 64)
 	created := hget(t, rdb, name, "created_at")
-	rdb.HSet(ctx, k.task(name), "status", "paused")
+	rdb.HSet(ctx, k.Task(name), "status", "paused")
 
 	// Same declaration again: nothing moves, the operator's status stays.
 	_, stop = runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
@@ -63,7 +63,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	if got := hget(t, rdb, name, "status"); got != "paused" {
 		t.Errorf("status after an expression change = %q, want paused", got)
 	}
-	if score, _ := rdb.ZScore(ctx, k.queue(), name).Result(); int64(score) != next2 {
+	if score, _ := rdb.ZScore(ctx, k.Queue(), name).Result(); int64(score) != next2 {
 		t.Errorf("queue score %v, want next_run %d", score, next2)
 	}
 }
@@ -86,8 +86,8 @@ func TestMisfirePolicies(t *testing.T) {
 	// Pretend every process was down for five hours.
 	missed := time.Now().Add(-5 * time.Hour).Truncate(time.Hour)
 	for _, name := range []string{once, skip} {
-		rdb.HSet(ctx, k.task(name), "next_run", missed.UnixMilli())
-		rdb.ZAdd(ctx, k.queue(), redisZ(missed.UnixMilli(), name))
+		rdb.HSet(ctx, k.Task(name), "next_run", missed.UnixMilli())
+		rdb.ZAdd(ctx, k.Queue(), redisZ(missed.UnixMilli(), name))
 	}
 	// Three processes come back at once: the policy applies exactly once.
 	for range 3 {
@@ -175,18 +175,18 @@ func TestUndeclaredTaskIsPrunedOnlyWhenNoProcessDeclaresIt(t *testing.T) {
 	_, stopNew := runScheduler(t, rdb, newBuild)
 	// Rolling deploy: both builds run; the old task must stay.
 	time.Sleep(4 * time.Second)
-	if n, _ := rdb.Exists(ctx, k.task(oldTask)).Result(); n != 1 {
+	if n, _ := rdb.Exists(ctx, k.Task(oldTask)).Result(); n != 1 {
 		t.Fatal("a task was pruned while a live process still declares it")
 	}
 	stopOld()
 	waitFor(t, 10*time.Second, "the undeclared task to be pruned", func() bool {
-		n, _ := rdb.Exists(ctx, k.task(oldTask)).Result()
+		n, _ := rdb.Exists(ctx, k.Task(oldTask)).Result()
 		return n == 0
 	})
-	if _, err := rdb.ZScore(ctx, k.queue(), oldTask).Result(); err == nil {
+	if _, err := rdb.ZScore(ctx, k.Queue(), oldTask).Result(); err == nil {
 		t.Error("pruned task still queued")
 	}
-	if n, _ := rdb.Exists(ctx, k.task(kept)).Result(); n != 1 {
+	if n, _ := rdb.Exists(ctx, k.Task(kept)).Result(); n != 1 {
 		t.Error("a declared task was pruned")
 	}
 	stopNew()
@@ -210,9 +210,9 @@ func TestFailedFireIsRetriedWithoutMovingTheSchedule(t *testing.T) {
 	k := newKeys("crontab")
 	// Make the hourly instant due now.
 	fire := time.Now().Truncate(time.Second)
-	rdb.HSet(context.Background(), k.task(name), "next_run", fire.UnixMilli())
-	rdb.ZAdd(context.Background(), k.queue(), redisZ(fire.UnixMilli(), name))
-	rdb.Publish(context.Background(), k.wake(), "test")
+	rdb.HSet(context.Background(), k.Task(name), "next_run", fire.UnixMilli())
+	rdb.ZAdd(context.Background(), k.Queue(), redisZ(fire.UnixMilli(), name))
+	rdb.Publish(context.Background(), k.Wake(), "test")
 	waitFor(t, 5*time.Second, "the retry", func() bool { return len(log.snapshot()) == 2 })
 	runs := log.snapshot()
 	if !runs[0].fire.Equal(fire) || runs[1].fire.Before(fire) {

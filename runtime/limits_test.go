@@ -34,9 +34,9 @@ func TestLargestBatchLosesNoJobs(t *testing.T) {
 	waitFor(t, 30*time.Second, "10,000 runs", func() bool { return ran.Load() == n })
 	k := newKeys("crontab")
 	waitFor(t, 10*time.Second, "the acks", func() bool {
-		return rdb.HLen(ctx, k.jobData()).Val() == 0 && rdb.HLen(ctx, k.owners()).Val() == 0
+		return rdb.HLen(ctx, k.JobData()).Val() == 0 && rdb.HLen(ctx, k.Owners()).Val() == 0
 	})
-	if left := rdb.ZCard(ctx, k.jobs()).Val(); left != 0 {
+	if left := rdb.ZCard(ctx, k.Jobs()).Val(); left != 0 {
 		t.Errorf("%d jobs still queued", left)
 	}
 	if got := ran.Load(); got != n {

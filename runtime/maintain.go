@@ -2,14 +2,13 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -75,11 +74,11 @@ func (s *Scheduler) heartbeat(ctx context.Context) error {
 	running := len(s.inflight)
 	s.mu.Unlock()
 	pipe := s.rdb.Pipeline()
-	pipe.ZAdd(ctx, s.keys.processes(), redis.Z{Score: float64(now), Member: s.id})
-	pipe.HSet(ctx, s.keys.process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
+	pipe.ZAdd(ctx, s.keys.Processes(), redis.Z{Score: float64(now), Member: s.id})
+	pipe.HSet(ctx, s.keys.Process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
 		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.all()), "types", s.digest)
-	pipe.PExpire(ctx, s.keys.process(s.id), 3*s.opts.processTTL)
-	live := pipe.ZRangeByScore(ctx, s.keys.processes(), &redis.ZRangeBy{
+	pipe.PExpire(ctx, s.keys.Process(s.id), 3*s.opts.processTTL)
+	live := pipe.ZRangeByScore(ctx, s.keys.Processes(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(now-s.opts.processTTL.Milliseconds(), 10), Max: "+inf"})
 	_, err := pipe.Exec(ctx)
 	if err != nil {
@@ -97,13 +96,11 @@ func (s *Scheduler) renew(ctx context.Context) {
 	if len(runs) == 0 {
 		return
 	}
-	_, err := pipelined(ctx, s.rdb, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
-		for _, r := range runs {
-			renewScript.EvalSha(ctx, pipe, []string{r.lockKey, r.runKey}, r.lockValue, r.lease, r.ttl.Milliseconds())
-		}
-		return struct{}{}
-	})
-	if err != nil && ctx.Err() == nil {
+	renewals := make([]rdb.RunRenewal, len(runs))
+	for i, r := range runs {
+		renewals[i] = rdb.RunRenewal{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl}
+	}
+	if err := s.db.RenewRuns(ctx, renewals); err != nil && ctx.Err() == nil {
 		s.log.Warn("renewing run leases failed", "err", err)
 	}
 }
@@ -116,7 +113,7 @@ func (s *Scheduler) renew(ctx context.Context) {
 // from two heartbeats on, so every live process has its locks back before a
 // task can fire beside a run that is still going.
 func (s *Scheduler) checkData(ctx context.Context) error {
-	created, err := s.rdb.HGet(ctx, s.keys.meta(), "created_at").Result()
+	created, err := s.rdb.HGet(ctx, s.keys.Meta(), "created_at").Result()
 	if err != nil && err != redis.Nil {
 		return err
 	}
@@ -145,8 +142,8 @@ func (s *Scheduler) checkData(ctx context.Context) error {
 // takeMaster takes or renews lock:master and reports whether this process
 // holds it.
 func (s *Scheduler) takeMaster(ctx context.Context) bool {
-	ok, err := masterScript.Run(ctx, s.rdb, []string{s.keys.master()}, s.id, s.opts.processTTL.Milliseconds()).Int()
-	held := err == nil && ok == 1
+	ok, err := s.db.TakeMaster(ctx, s.id, s.opts.processTTL)
+	held := err == nil && ok
 	s.mu.Lock()
 	changed := held != s.isMaster
 	s.isMaster = held
@@ -173,21 +170,21 @@ func (s *Scheduler) masterDuties(ctx context.Context) {
 
 // reap records runs whose process died as abandoned and frees their locks.
 func (s *Scheduler) reap(ctx context.Context) error {
-	ids, err := s.rdb.SMembers(ctx, s.keys.running()).Result()
+	ids, err := s.rdb.SMembers(ctx, s.keys.Running()).Result()
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	leases, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
 		for i, id := range ids {
-			cmds[i] = pipe.Get(ctx, s.keys.run(id))
+			cmds[i] = pipe.Get(ctx, s.keys.Run(id))
 		}
 		return cmds
 	})
 	if err != nil && err != redis.Nil && !isReplyError(err) {
 		return err
 	}
-	beats, err := s.rdb.ZRangeWithScores(ctx, s.keys.processes(), 0, -1).Result()
+	beats, err := s.rdb.ZRangeWithScores(ctx, s.keys.Processes(), 0, -1).Result()
 	if err != nil {
 		return err
 	}
@@ -201,39 +198,36 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		if isReplyError(err) {
 			continue // a foreign value where the lease should be
 		}
-		var l struct {
-			Process string `json:"process"`
-			Task    string `json:"task"`
-			Fire    int64  `json:"fire"`
+		var l rdb.Lease
+		if lease != "" {
+			var perr error
+			if l, perr = rdb.ParseLease(lease); perr != nil {
+				// Not a lease this engine wrote: no process can renew it.
+				s.log.Warn("run lease unreadable; recording the run abandoned", "run", id, "err", perr)
+			}
 		}
-		if lease != "" && json.Unmarshal([]byte(lease), &l) != nil {
-			// Not a lease this engine wrote: no process can renew it.
-			s.log.Warn("run lease unreadable; recording the run abandoned", "run", id, "lease", truncate(lease, 100))
-			l.Process = ""
-		}
-		if lease != "" && l.Task != "" {
+		if l.Task != "" {
 			if alive[l.Process] {
 				continue
 			}
 		} else {
-			// The lease expired: recover task and fire from the run id.
-			at := strings.LastIndexByte(id, '@')
-			if at < 0 {
+			// The lease expired (or is not ours): recover task and fire
+			// from the run id.
+			task, fire, ok := rdb.ParseRunID(id)
+			if !ok {
 				continue
 			}
-			l.Task = id[:at]
-			l.Fire, _ = strconv.ParseInt(id[at+1:], 10, 64)
+			l = rdb.Lease{Task: task, Fire: fire}
 		}
 		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: s.clock.Now(),
 			Outcome: OutcomeAbandoned, Error: "process " + l.Process + " died during the run", Process: l.Process, Attempt: 1}
-		n, err := abandonScript.Run(ctx, s.rdb,
-			[]string{s.keys.running(), s.keys.run(id), s.keys.lock(l.Task), s.keys.task(l.Task), s.keys.history(l.Task), s.keys.processes()},
-			id, lease, l.Process+"|"+strconv.FormatInt(l.Fire, 10), l.Process, s.opts.processTTL.Milliseconds(),
-			rec.encode(), s.opts.historyLen, s.opts.historyAge.Milliseconds(), s.dutyDeadline(ctx)).Int()
+		done, err := s.db.Abandon(ctx, rdb.Abandonment{RunID: id, Task: l.Task, LeaseSeen: lease,
+			LockValue: rdb.LockValue(l.Process, l.Fire), Process: l.Process, ProcessTTL: s.opts.processTTL,
+			Record: rec.encode(), NotAfterMS: s.dutyDeadline(ctx)}, s.history())
 		if err != nil {
 			return err
 		}
-		if n == 1 {
+		if done {
 			s.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
 			if h := s.opts.hooks.Abandoned; h != nil {
 				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
@@ -246,7 +240,7 @@ func (s *Scheduler) reap(ctx context.Context) error {
 
 // retryAbandoned re-runs an abandoned fire when its task has retries.
 func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
-	vals, err := s.rdb.HMGet(ctx, s.keys.task(task), fieldType, fieldParams, fieldRetries).Result()
+	vals, err := s.rdb.HMGet(ctx, s.keys.Task(task), fieldType, fieldParams, fieldRetries).Result()
 	if err != nil || len(vals) != 3 {
 		return
 	}
@@ -264,14 +258,14 @@ func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
 // ZMSCORE, a command per thousand tasks, and the hashes only of the tasks
 // not queued, so a heartbeat costs little more than the task count.
 func (s *Scheduler) requeue(ctx context.Context) error {
-	members, err := s.rdb.SMembers(ctx, s.keys.tasks()).Result()
+	members, err := s.rdb.SMembers(ctx, s.keys.Tasks()).Result()
 	if err != nil || len(members) == 0 {
 		return err
 	}
 	var unqueued []string
 	for chunk := range slices.Chunk(members, 1000) {
 		args := make([]any, 0, len(chunk)+2)
-		args = append(args, "ZMSCORE", s.keys.queue())
+		args = append(args, "ZMSCORE", s.keys.Queue())
 		for _, m := range chunk {
 			args = append(args, m)
 		}
@@ -304,7 +298,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 	states, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
 		cmds := make([]*redis.SliceCmd, len(members))
 		for i, m := range members {
-			cmds[i] = pipe.HMGet(ctx, s.keys.task(m), taskStateFields...)
+			cmds[i] = pipe.HMGet(ctx, s.keys.Task(m), taskStateFields...)
 		}
 		return cmds
 	})
@@ -318,7 +312,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		}
 		vals := states[i].Val()
 		if allNil(vals) {
-			s.rdb.SRem(ctx, s.keys.tasks(), m)
+			s.rdb.SRem(ctx, s.keys.Tasks(), m)
 			continue
 		}
 		st, err := parseTaskState(m, vals)
@@ -333,13 +327,13 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		if next == 0 {
 			continue
 		}
-		n, err := requeueScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue()}, m, next).Int()
+		queued, err := s.db.Requeue(ctx, m, next)
 		if err != nil {
 			return err
 		}
-		if n == 1 {
+		if queued {
 			s.log.Info("task back in the queue", "task", m, "status", st.status, "next", fromMS(next))
-			s.rdb.Publish(ctx, s.keys.wake(), "requeue")
+			s.rdb.Publish(ctx, s.keys.Wake(), "requeue")
 		}
 	}
 	return nil
@@ -351,21 +345,20 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 func (s *Scheduler) prune(ctx context.Context) error {
 	grace := 3 * s.opts.processTTL
 	cutoff := strconv.FormatInt(ms(s.clock.Now())-grace.Milliseconds(), 10)
-	stale, err := s.rdb.ZRangeByScore(ctx, s.keys.declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+	stale, err := s.rdb.ZRangeByScore(ctx, s.keys.Declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
 	if err != nil {
 		return err
 	}
 	for _, m := range stale {
-		n, err := pruneScript.Run(ctx, s.rdb, []string{s.keys.task(m), s.keys.queue(), s.keys.tasks(), s.keys.declared()},
-			m, grace.Milliseconds(), s.dutyDeadline(ctx)).Int()
+		pruned, err := s.db.Prune(ctx, m, grace, s.dutyDeadline(ctx))
 		if err != nil {
 			return err
 		}
-		if n == 1 {
+		if pruned {
 			s.log.Info("task removed: no running build declares it", "task", m)
 		}
 	}
 	// Forget processes that have been silent for long.
 	old := strconv.FormatInt(ms(s.clock.Now())-(10*s.opts.processTTL).Milliseconds(), 10)
-	return s.rdb.ZRemRangeByScore(ctx, s.keys.processes(), "-inf", "("+old).Err()
+	return s.rdb.ZRemRangeByScore(ctx, s.keys.Processes(), "-inf", "("+old).Err()
 }

@@ -78,7 +78,7 @@ func BenchmarkMemoryPerHistoryRecord(b *testing.B) {
 				fire := now.Add(time.Duration(i) * time.Minute)
 				rec := Record{Task: name, Fire: fire, Start: fire.Add(2 * time.Millisecond), End: fire.Add(40 * time.Millisecond),
 					Outcome: OutcomeOK, Process: "web-7f9c:4242:1a2b3c4d", Attempt: 1}
-				pipe.LPush(ctx, k.history(name), rec.encode())
+				pipe.LPush(ctx, k.History(name), rec.encode())
 			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				b.Fatal(err)

@@ -87,13 +87,13 @@ func TestJobsClaimedAheadGoBackWhenStopping(t *testing.T) {
 	waitFor(t, 20*time.Second, "jobs claimed ahead", func() bool { return len(a.jobs.waiting) >= 4 })
 	stopA()
 	k := newKeys("crontab")
-	if leased, _ := rdb.ZCard(ctx, k.leases()).Result(); leased != 0 {
+	if leased, _ := rdb.ZCard(ctx, k.Leases()).Result(); leased != 0 {
 		t.Errorf("%d claims still leased after the scheduler stopped", leased)
 	}
-	if owned, _ := rdb.HLen(ctx, k.owners()).Result(); owned != 0 {
+	if owned, _ := rdb.HLen(ctx, k.Owners()).Result(); owned != 0 {
 		t.Errorf("%d jobs still owned after the scheduler stopped", owned)
 	}
-	pending, _ := rdb.ZCard(ctx, k.jobs()).Result()
+	pending, _ := rdb.ZCard(ctx, k.Jobs()).Result()
 	if done := ran(); done+int(pending) != n {
 		t.Errorf("%d ran + %d pending after the stop, want %d", done, pending, n)
 	}
@@ -147,7 +147,7 @@ func TestJobsClaimedAheadGoBackWhenNoWorkerTakesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(at) + 200*time.Millisecond)
-	if pending, _ := rdb.ZCard(ctx, newKeys("crontab").jobs()).Result(); pending == 3 {
+	if pending, _ := rdb.ZCard(ctx, newKeys("crontab").Jobs()).Result(); pending == 3 {
 		t.Fatal("no quick job was claimed ahead")
 	}
 	runScheduler(t, rdb, reg, WithProcessID("B"))

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // sourceStatic marks tasks declared in code (by crontabgen or Registry.Add);
@@ -34,31 +34,27 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 		return nil
 	}
 	now := s.clock.Now()
-	cmds, err := pipelined(ctx, s.rdb, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
-		cmds := make([]*redis.Cmd, len(tasks))
-		for i, reg := range tasks {
-			c := reg.cfg
-			cmds[i] = registerScript.EvalSha(ctx, pipe,
-				[]string{s.keys.task(c.Name), s.keys.queue(), s.keys.tasks(), s.keys.meta(), s.keys.declared()},
-				c.Name, ms(now), ms(reg.schedule.Next(first)), string(c.Status), c.Expression, c.TZ,
-				Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
-				string(c.Misfire), c.Retries, sourceStatic)
-		}
-		return cmds
-	})
+	decls := make([]rdb.TaskDecl, len(tasks))
+	for i, reg := range tasks {
+		c := reg.cfg
+		decls[i] = rdb.TaskDecl{Key: c.Name, Class: c.Class, Type: c.Name, Expression: c.Expression, TZ: c.TZ,
+			Interval: Describe(reg.schedule), Status: string(c.Status), NextMS: ms(reg.schedule.Next(first)),
+			Timeout: c.Timeout, Concurrent: c.Concurrent, Misfire: string(c.Misfire), Retries: c.Retries}
+	}
+	written, err := s.db.Register(ctx, ms(now), decls)
 	if err != nil {
 		return fmt.Errorf("crontab: register tasks: %w", err)
 	}
 	changed := 0
-	for i, cmd := range cmds {
-		if n, _ := cmd.Int64(); n == 1 {
+	for i, ch := range written {
+		if ch {
 			changed++
 			s.log.Debug("task scheduled", "task", tasks[i].cfg.Name, "expression", tasks[i].cfg.Expression)
 		}
 	}
 	s.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
 	if changed > 0 {
-		s.rdb.Publish(ctx, s.keys.wake(), "register")
+		s.rdb.Publish(ctx, s.keys.Wake(), "register")
 	}
 	return nil
 }
@@ -66,7 +62,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 // refreshDeclared tells maintenance that this process still declares its
 // tasks.
 func (s *Scheduler) refreshDeclared(ctx context.Context, nowMS int64) error {
-	args := []any{"ZADD", s.keys.declared()}
+	args := []any{"ZADD", s.keys.Declared()}
 	for _, reg := range s.reg.all() {
 		if reg.schedule != nil {
 			args = append(args, strconv.FormatInt(nowMS, 10), reg.cfg.Name)

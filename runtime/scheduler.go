@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -21,6 +22,7 @@ import (
 // design.
 type Scheduler struct {
 	rdb    redis.UniversalClient
+	db     *rdb.RDB // every key, script and stored format
 	reg    *Registry
 	opts   options
 	keys   keys
@@ -67,6 +69,7 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	}
 	s := &Scheduler{
 		rdb:         client,
+		db:          rdb.New(client, o.namespace),
 		reg:         reg,
 		opts:        o,
 		keys:        newKeys(o.namespace),
@@ -116,7 +119,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.runCtx, s.stopRuns = runCtx, stopRuns
 	defer stopRuns()
 
-	sub := s.rdb.Subscribe(ctx, s.keys.wake())
+	sub := s.rdb.Subscribe(ctx, s.keys.Wake())
 	defer sub.Close()
 	var bg sync.WaitGroup
 	bg.Go(func() { s.listenWake(ctx, sub) })
@@ -153,10 +156,10 @@ func (s *Scheduler) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pipe := s.rdb.Pipeline()
-	pipe.ZRem(ctx, s.keys.processes(), s.id)
-	pipe.Del(ctx, s.keys.process(s.id))
+	pipe.ZRem(ctx, s.keys.Processes(), s.id)
+	pipe.Del(ctx, s.keys.Process(s.id))
 	_, err := pipe.Exec(ctx)
-	if rerr := releaseScript.Run(ctx, s.rdb, []string{s.keys.master()}, s.id).Err(); rerr != nil && err == nil {
+	if rerr := s.db.ReleaseMaster(ctx, s.id); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

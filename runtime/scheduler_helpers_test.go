@@ -161,7 +161,7 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 // hget reads one field of a task hash in the default namespace.
 func hget(t testing.TB, rdb redis.UniversalClient, task, field string) string {
 	t.Helper()
-	v, err := rdb.HGet(context.Background(), newKeys("crontab").task(task), field).Result()
+	v, err := rdb.HGet(context.Background(), newKeys("crontab").Task(task), field).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	waitFor(t, 3*time.Second, "a first fire", func() bool { return len(log.snapshot()) > 0 })
 
 	// Paused: the entry stays queued, fires are skipped.
-	rdb.HSet(ctx, k.task(name), "status", "paused")
+	rdb.HSet(ctx, k.Task(name), "status", "paused")
 	pausedAt := time.Now()
 	time.Sleep(2500 * time.Millisecond)
 	for _, f := range log.snapshot() {
@@ -77,7 +77,7 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 			t.Errorf("fired at %v while paused (since %v)", f.fire, pausedAt)
 		}
 	}
-	if n, _ := rdb.ZScore(ctx, k.queue(), name).Result(); n == 0 {
+	if n, _ := rdb.ZScore(ctx, k.Queue(), name).Result(); n == 0 {
 		t.Error("paused task left the queue")
 	}
 	if hget(t, rdb, name, "skips") == "0" {
@@ -87,7 +87,7 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	// Resumed: continues from the next future instant, no catch-up.
 	before := len(log.snapshot())
 	resumedAt := time.Now()
-	rdb.HSet(ctx, k.task(name), "status", "active")
+	rdb.HSet(ctx, k.Task(name), "status", "active")
 	waitFor(t, 3*time.Second, "a fire after resume", func() bool { return len(log.snapshot()) > before })
 	first := log.snapshot()[before]
 	if first.fire.Before(resumedAt.Truncate(time.Second)) {
@@ -95,9 +95,9 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	}
 
 	// Disabled: taken out of the queue, never fires.
-	rdb.HSet(ctx, k.task(name), "status", "disabled")
+	rdb.HSet(ctx, k.Task(name), "status", "disabled")
 	waitFor(t, 3*time.Second, "the disabled task to leave the queue", func() bool {
-		_, err := rdb.ZScore(ctx, k.queue(), name).Result()
+		_, err := rdb.ZScore(ctx, k.Queue(), name).Result()
 		return err != nil
 	})
 	disabledAt := time.Now()
@@ -110,7 +110,7 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 
 	// Enabled again: back in the queue, firing.
 	before = len(log.snapshot())
-	rdb.HSet(ctx, k.task(name), "status", "active")
+	rdb.HSet(ctx, k.Task(name), "status", "active")
 	waitFor(t, 4*time.Second, "a fire after enabling", func() bool { return len(log.snapshot()) > before })
 }
 

@@ -48,23 +48,23 @@ func TestUnregisteredNamesNeverResolveToCode(t *testing.T) {
 	for i, n := range names {
 		member := fmt.Sprintf("foreign-%d", i)
 		behave(t, member, func(ctx context.Context) error { probes.add(ctx); return nil })
-		must(t, rdb.HSet(ctx, k.task(member), "name", member, "class", probeClass.Class, "type", n,
+		must(t, rdb.HSet(ctx, k.Task(member), "name", member, "class", probeClass.Class, "type", n,
 			"expression", "every:1s", "tz", "UTC", "next_run", now-100, "status", "active", "source", sourceDynamic).Err())
-		must(t, rdb.SAdd(ctx, k.tasks(), member).Err())
-		must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 100), Member: member}).Err())
+		must(t, rdb.SAdd(ctx, k.Tasks(), member).Err())
+		must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 100), Member: member}).Err())
 		env, _ := json.Marshal(map[string]any{"task": n, "payload": map[string]string{"to": to, "text": "foreign " + n}})
-		must(t, rdb.HSet(ctx, k.jobData(), member, string(env)).Err())
-		must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: float64(now - 100), Member: member}).Err())
+		must(t, rdb.HSet(ctx, k.JobData(), member, string(env)).Err())
+		must(t, rdb.ZAdd(ctx, k.Jobs(), redis.Z{Score: float64(now - 100), Member: member}).Err())
 	}
 	// The registered name runs, whatever class the hash names and whatever
 	// extra fields the envelope carries.
 	behave(t, "registered-type", func(ctx context.Context) error { probes.add(ctx); return nil })
-	must(t, rdb.HSet(ctx, k.task("registered-type"), "name", "registered-type", "class", "os/exec.Cmd", "type", probe,
+	must(t, rdb.HSet(ctx, k.Task("registered-type"), "name", "registered-type", "class", "os/exec.Cmd", "type", probe,
 		"expression", "every:1s", "tz", "UTC", "next_run", now-100, "status", "active", "source", sourceDynamic).Err())
-	must(t, rdb.ZAdd(ctx, k.queue(), redis.Z{Score: float64(now - 100), Member: "registered-type"}).Err())
-	must(t, rdb.HSet(ctx, k.jobData(), "registered-job",
+	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 100), Member: "registered-type"}).Err())
+	must(t, rdb.HSet(ctx, k.JobData(), "registered-job",
 		`{"task":"sms","class":"os/exec.Cmd","type":"os/exec.Command","payload":{"to":"`+to+`","text":"registered"}}`).Err())
-	must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: float64(now - 100), Member: "registered-job"}).Err())
+	must(t, rdb.ZAdd(ctx, k.Jobs(), redis.Z{Score: float64(now - 100), Member: "registered-job"}).Err())
 
 	logs, logger := newLogCapture()
 	runScheduler(t, rdb, reg, WithLogger(logger), WithMaxSleep(100*time.Millisecond))
@@ -87,7 +87,7 @@ func TestUnregisteredNamesNeverResolveToCode(t *testing.T) {
 	// the reasons are logged.
 	for i, n := range names {
 		member := fmt.Sprintf("foreign-%d", i)
-		if ok, _ := rdb.HExists(ctx, k.jobData(), member).Result(); !ok && n != "" {
+		if ok, _ := rdb.HExists(ctx, k.JobData(), member).Result(); !ok && n != "" {
 			t.Errorf("job naming %q was dropped", n)
 		}
 	}
@@ -115,8 +115,8 @@ func TestOversizedRawJobRuns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "WithMaxPayload") {
 		t.Fatalf("EnqueueRaw of a %d-byte payload: %v, want the WithMaxPayload limit", len(payload), err)
 	}
-	must(t, rdb.HSet(ctx, k.jobData(), "big", `{"task":"sms","payload":`+payload+`}`).Err())
-	must(t, rdb.ZAdd(ctx, k.jobs(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: "big"}).Err())
+	must(t, rdb.HSet(ctx, k.JobData(), "big", `{"task":"sms","payload":`+payload+`}`).Err())
+	must(t, rdb.ZAdd(ctx, k.Jobs(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: "big"}).Err())
 	runScheduler(t, rdb, reg)
 	waitFor(t, 10*time.Second, "the oversized job", func() bool { return len(smsRuns(to)) == 1 })
 	if got := smsRuns(to)[0].job.Text; got != text {

@@ -92,7 +92,7 @@ func (s *Scheduler) refreshPeers(ctx context.Context, live []string) error {
 		cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 			cmds := make([]*redis.StringCmd, len(ask))
 			for i, id := range ask {
-				cmds[i] = pipe.HGet(ctx, s.keys.process(id), "types")
+				cmds[i] = pipe.HGet(ctx, s.keys.Process(id), "types")
 			}
 			return cmds
 		})

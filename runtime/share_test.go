@@ -158,11 +158,11 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 	// The ghost sorts before "p1", so it has rank 0: the tasks at even
 	// places in queue order (t0, t2, ...) are its share.
 	k := newKeys("crontab")
-	must(t, rdb.HSet(ctx, k.process("ghost"), "types", registryDigest(reg)).Err())
+	must(t, rdb.HSet(ctx, k.Process("ghost"), "types", registryDigest(reg)).Err())
 	beat := func() {
 		now, err := rdb.Time(ctx).Result()
 		must(t, err)
-		must(t, rdb.ZAdd(ctx, k.processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"}).Err())
+		must(t, rdb.ZAdd(ctx, k.Processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"}).Err())
 	}
 	beat()
 	ghostCtx, stopGhost := context.WithCancel(ctx)
@@ -172,7 +172,7 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			now, err := rdb.Time(ghostCtx).Result()
 			if err == nil {
-				rdb.ZAdd(ghostCtx, k.processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"})
+				rdb.ZAdd(ghostCtx, k.Processes(), redis.Z{Score: float64(now.UnixMilli()), Member: "ghost"})
 			}
 		}
 	}()

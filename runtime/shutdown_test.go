@@ -40,10 +40,10 @@ func TestGracefulShutdownLetsRunsFinishThenCancels(t *testing.T) {
 	_, stop := runScheduler(t, rdb, reg, WithGracePeriod(time.Second))
 	now := time.Now().Truncate(time.Millisecond)
 	for _, name := range []string{quick, stubborn} {
-		rdb.HSet(context.Background(), k.task(name), "next_run", now.UnixMilli())
-		rdb.ZAdd(context.Background(), k.queue(), redisZ(now.UnixMilli(), name))
+		rdb.HSet(context.Background(), k.Task(name), "next_run", now.UnixMilli())
+		rdb.ZAdd(context.Background(), k.Queue(), redisZ(now.UnixMilli(), name))
 	}
-	rdb.Publish(context.Background(), k.wake(), "test")
+	rdb.Publish(context.Background(), k.Wake(), "test")
 	<-started
 	<-started
 	begin := time.Now()
@@ -66,10 +66,10 @@ func TestGracefulShutdownLetsRunsFinishThenCancels(t *testing.T) {
 	if got := hget(t, rdb, stubborn, "last_result"); got != "failed" {
 		t.Errorf("cancelled run recorded as %q, want failed", got)
 	}
-	if n, _ := rdb.SCard(context.Background(), k.running()).Result(); n != 0 {
+	if n, _ := rdb.SCard(context.Background(), k.Running()).Result(); n != 0 {
 		t.Errorf("%d runs left in the running set after shutdown", n)
 	}
-	if n, _ := rdb.Exists(context.Background(), k.master()).Result(); n != 0 {
+	if n, _ := rdb.Exists(context.Background(), k.Master()).Result(); n != 0 {
 		t.Error("master lock not released at shutdown")
 	}
 }
@@ -124,7 +124,7 @@ func TestMiddlewareAndSkippedHook(t *testing.T) {
 		t.Errorf("middleware order %v", order)
 	}
 	mu.Unlock()
-	rdb.HSet(context.Background(), newKeys("crontab").task(name), "status", "paused")
+	rdb.HSet(context.Background(), newKeys("crontab").Task(name), "status", "paused")
 	select {
 	case r := <-skipped:
 		if r != SkipPaused {

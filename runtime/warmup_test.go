@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
@@ -65,6 +66,9 @@ func monitor(t *testing.T, srv *redistest.Server) func() []monitorLine {
 // Before the instant of fires it prepared, the dispatch loop touches Redis
 // (an EXISTS on the queue, warmLead before), so the claim at the instant
 // finds the server and a connection awake.
+// claimFiresHash is the claim script's SHA1, as MONITOR shows it.
+var claimFiresHash = rdb.ClaimFiresHash()
+
 func TestWarmUpBeforePreparedInstant(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -77,8 +81,8 @@ func TestWarmUpBeforePreparedInstant(t *testing.T) {
 	time.Sleep(3500 * time.Millisecond)
 	stop()
 
-	queue := strconv.Quote(newKeys("crontab").queue())
-	claim := `"evalsha" "` + advanceScript.Hash() + `"`
+	queue := strconv.Quote(newKeys("crontab").Queue())
+	claim := `"evalsha" "` + claimFiresHash + `"`
 	var warm []time.Time
 	claims, warmed := 0, 0
 	var trace strings.Builder

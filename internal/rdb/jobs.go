@@ -1,6 +1,29 @@
-package runtime
+package rdb
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// NewJob is a job to enqueue: its id, its envelope as stored, when it is
+// due (AtMS, server time; 0 means Delay from the server's now), and whether
+// an existing job with its id makes it a duplicate (ids a caller chose).
+type NewJob struct {
+	ID       string
+	Envelope string
+	AtMS     int64
+	Delay    time.Duration
+	Check    bool
+}
+
+// EnqueueBatch is how many jobs one enqueue script call takes: large
+// enough to amortise the call, small enough to keep each call well under a
+// millisecond of Redis time.
+const EnqueueBatch = 500
 
 // enqueueScript adds a batch of jobs, each unless one with its id is
 // pending, running or dead (idempotent enqueue; the check is skipped for the
@@ -46,6 +69,44 @@ if first then
 end
 return out
 `)
+
+// Enqueue adds jobs, EnqueueBatch per script call, all in one pipeline, and
+// returns the due time (unix ms) of each, or -1 for a duplicate (nothing
+// written for it).
+// Bounds: any number of jobs; each call holds EnqueueBatch at most.
+// Failure: the queue or data hash of the wrong type fails a call before it
+// writes; a failed call writes none of its jobs (the others' calls stand).
+func (r *RDB) Enqueue(ctx context.Context, jobs []NewJob) ([]int64, error) {
+	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Dead()}
+	cmds, err := Pipelined(ctx, r.c, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
+		var cmds []*redis.Cmd
+		for lo := 0; lo < len(jobs); lo += EnqueueBatch {
+			hi := min(lo+EnqueueBatch, len(jobs))
+			args := make([]any, 0, 2+5*(hi-lo))
+			args = append(args, r.k.Wake(), hi-lo)
+			for _, j := range jobs[lo:hi] {
+				args = append(args, j.ID, j.Envelope, j.AtMS, j.Delay.Milliseconds(), boolArg(j.Check))
+			}
+			cmds = append(cmds, enqueueScript.EvalSha(ctx, pipe, keys, args...))
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, err
+	}
+	dues := make([]int64, 0, len(jobs))
+	for _, cmd := range cmds {
+		d, err := cmd.Int64Slice()
+		if err != nil {
+			return nil, err
+		}
+		dues = append(dues, d...)
+	}
+	if len(dues) != len(jobs) {
+		return nil, errors.New("enqueue: reply of the wrong length")
+	}
+	return dues, nil
+}
 
 // claimJobsScript pops up to limit due jobs, oldest first, and leases them
 // to this claim: each job's owner is the claim id, and the claim has one
@@ -98,16 +159,82 @@ if head[2] then out[1] = head[2] end
 return out
 `)
 
-// luaHistoryMany defines push_history_many(key, records, limit, age_ms):
-// push_history of each record in order (oldest first), trimming once.
-const luaHistoryMany = `
-local function push_history_many(key, records, limit, age)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'list' and t ~= 'none' then return false end -- a foreign value: no records
-  if #records > 1 then redis.call('LPUSH', key, unpack(records, 1, #records - 1)) end
-  push_history(key, records[#records], limit, age)
-end
-`
+// ClaimedJob is one job a claim took: its id, due time, the attempt this
+// delivery is (from 1) and its envelope as stored.
+type ClaimedJob struct {
+	ID       string
+	DueMS    int64
+	Attempt  int
+	Envelope string
+}
+
+// MaxJobClaim bounds the jobs one ClaimJobs call takes.
+const MaxJobClaim = 8192
+
+// ClaimJobs takes up to limit due jobs (at most MaxJobClaim) for the claim
+// claimID, under one lease of the given length. It returns the claimed
+// jobs and the due time (unix ms) of the next job: -1 when the queue is
+// empty.
+func (r *RDB) ClaimJobs(ctx context.Context, claimID string, limit int, lease time.Duration) (jobs []ClaimedJob, nextMS int64, err error) {
+	if limit > MaxJobClaim {
+		return nil, 0, errors.New("claim jobs: limit " + strconv.Itoa(limit) + " is over " + strconv.Itoa(MaxJobClaim))
+	}
+	res, err := claimJobsScript.Run(ctx, r.c,
+		[]string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners()},
+		limit, lease.Milliseconds(), claimID).Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	jobs = make([]ClaimedJob, 0, (len(res)-1)/4)
+	for i := 1; i+3 < len(res); i += 4 {
+		id, _ := res[i].(string)
+		dueStr, _ := res[i+1].(string)
+		attempt, _ := res[i+2].(int64)
+		env, _ := res[i+3].(string)
+		due, _ := strconv.ParseFloat(dueStr, 64)
+		jobs = append(jobs, ClaimedJob{ID: id, DueMS: int64(due), Attempt: int(attempt), Envelope: env})
+	}
+	nextMS = -1
+	if f, ok := res[0].(string); ok {
+		v, _ := strconv.ParseFloat(f, 64)
+		nextMS = max(int64(v), 1)
+	}
+	return jobs, nextMS, nil
+}
+
+// AckAction is how a delivery ends.
+type AckAction string
+
+// The ack actions.
+const (
+	AckOK      AckAction = "ok"      // done
+	AckRetry   AckAction = "retry"   // failed: due again at DueMS, the attempt counted
+	AckDead    AckAction = "dead"    // failed for good: moved to the dead letters
+	AckRelease AckAction = "release" // not run: due again at DueMS, the attempt not counted
+)
+
+// JobAck is the end of one delivery: the job, its claim, the action, when
+// it is due again (retry, release), its type (not needed for a release),
+// its history record ("" for none) and, for a dead job, the envelope kept
+// in the dead letters.
+type JobAck struct {
+	ID           string
+	Claim        string
+	Action       AckAction
+	DueMS        int64
+	Type         string
+	Record       string
+	DeadEnvelope string
+}
+
+// AckBatch is a batch of acks and the claims whose last job it ends (their
+// leases go with it).
+type AckBatch struct {
+	Acks        []JobAck
+	EndedClaims []string
+	DeadLimit   int
+	History     HistoryBound
+}
 
 // ackJobsScript ends a batch of deliveries, each only if its claim still
 // owns it, which it does while the claim's lease exists (the master takes
@@ -213,6 +340,65 @@ end
 return lost
 `)
 
+// AckJobs writes a batch of acks in one script call and returns the ids
+// of deliveries that were no longer the claim's (its lease expired: the
+// job was delivered again).
+// Bounds: at most a batch queue's 512 acks; the variadic writes are
+// chunked.
+// Failure: every shared key it writes is type-checked first (want_type);
+// per-type history keys of another type are skipped.
+func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error) {
+	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(),
+		r.k.Dead(), r.k.DeadData(), r.k.Stats()}
+	typeIndex := map[string]int{}
+	claimIndex := map[string]int{}
+	var types, claims []any
+	for _, a := range b.Acks {
+		// A release counts no run and writes no record: it needs no type
+		// (its index stays 0).
+		if a.Action != AckRelease {
+			if _, ok := typeIndex[a.Type]; !ok {
+				types = append(types, a.Type)
+				typeIndex[a.Type] = len(types)
+				keys = append(keys, r.k.History(a.Type))
+			}
+		}
+		if _, ok := claimIndex[a.Claim]; !ok {
+			claims = append(claims, a.Claim)
+			claimIndex[a.Claim] = len(claims)
+		}
+	}
+	// Plain ok acks (no history record to write) go first, in three
+	// arguments each instead of seven: a burst's common case.
+	var plain, full []any
+	for _, a := range b.Acks {
+		t := 0
+		if a.Action != AckRelease {
+			t = typeIndex[a.Type]
+		}
+		if a.Action == AckOK && a.Record == "" {
+			plain = append(plain, a.ID, t, claimIndex[a.Claim])
+			continue
+		}
+		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope)
+	}
+	args := make([]any, 0, 7+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
+	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
+		len(plain)/3, len(full)/7, len(types), len(claims))
+	args = append(args, plain...)
+	args = append(args, full...)
+	args = append(args, types...)
+	args = append(args, claims...)
+	for _, c := range b.EndedClaims {
+		args = append(args, c)
+	}
+	lost, err = ackJobsScript.Run(ctx, r.c, keys, args...).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	return lost, err
+}
+
 // renewJobsScript extends the leases of this process's claims that still
 // have a lease (the master removes an expired one when it delivers the
 // claim's jobs again).
@@ -220,12 +406,26 @@ return lost
 // KEYS: jobs:lease
 // ARGV: lease_ms, claim_id...
 var renewJobsScript = redis.NewScript(luaNow + `
+want_type(KEYS[1], 'zset')
 local n = 0
 for i = 2, #ARGV do
   n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[i])
 end
 return n
 `)
+
+// RenewJobLeases extends the leases of claims that still have one.
+func (r *RDB) RenewJobLeases(ctx context.Context, lease time.Duration, claims []string) error {
+	if len(claims) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(claims)+1)
+	args = append(args, lease.Milliseconds())
+	for _, c := range claims {
+		args = append(args, c)
+	}
+	return renewJobsScript.Run(ctx, r.c, []string{r.k.Leases()}, args...).Err()
+}
 
 // redeliverScript puts the jobs of claims whose lease expired (their
 // process died or stalled) back in the queue, due now, the lost attempt
@@ -260,13 +460,36 @@ callk('ZREM', KEYS[2], claims)
 return out
 `)
 
+// Redelivered is a job put back in the queue: its claim's lease expired.
+type Redelivered struct {
+	ID, Claim string
+}
+
+// Redeliver puts back the jobs of up to limit claims whose lease expired;
+// run later than notAfterMS it does nothing.
+func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Redelivered, error) {
+	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts()},
+		limit, notAfterMS).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]Redelivered, 0, len(res)/2)
+	for i := 0; i+1 < len(res); i += 2 {
+		out = append(out, Redelivered{ID: res[i], Claim: res[i+1]})
+	}
+	return out, nil
+}
+
 // cancelScript removes a pending job.
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:owner
 // ARGV: id
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
-var cancelScript = redis.NewScript(`
+var cancelScript = redis.NewScript(luaLib + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'hash')
+want_type(KEYS[3], 'hash')
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
@@ -276,12 +499,33 @@ if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 2 end
 return 0
 `)
 
+// CancelResult is what Cancel found.
+type CancelResult int
+
+// The results of Cancel.
+const (
+	CancelNotFound CancelResult = 0 // no such pending job
+	Cancelled      CancelResult = 1 // removed: it never runs
+	CancelRunning  CancelResult = 2 // it is running: not cancelled
+)
+
+// Cancel removes the pending job id.
+func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
+	n, err := cancelScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners()}, id).Int()
+	return CancelResult(n), err
+}
+
 // retryDeadScript moves a dead job back to the queue, due now, with its
 // attempts reset.
 //
 // KEYS: dead, dead:data, jobs, jobs:data, jobs:attempt
 // ARGV: id, envelope (the original, without the error)
 var retryDeadScript = redis.NewScript(luaNow + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'hash')
+want_type(KEYS[3], 'zset')
+want_type(KEYS[4], 'hash')
+want_type(KEYS[5], 'hash')
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
@@ -289,3 +533,11 @@ redis.call('HDEL', KEYS[5], ARGV[1])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 return 1
 `)
+
+// RetryDead moves the dead job id back to the queue, due now, with the
+// envelope env, and reports whether it was dead.
+func (r *RDB) RetryDead(ctx context.Context, id, env string) (bool, error) {
+	n, err := retryDeadScript.Run(ctx, r.c,
+		[]string{r.k.Dead(), r.k.DeadData(), r.k.Jobs(), r.k.JobData(), r.k.Attempts()}, id, env).Int()
+	return n == 1, err
+}

@@ -1,0 +1,271 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptCase is one typed method run on a state its setup writes.
+type scriptCase struct {
+	name  string
+	setup func(t *testing.T, r *RDB)
+	call  func(r *RDB) error
+}
+
+var testHistory = HistoryBound{Records: 10, Age: time.Hour}
+
+// enqueued enqueues n jobs due now, of type "t", ids j0, j1, ...
+func enqueued(t *testing.T, r *RDB, n int) {
+	t.Helper()
+	jobs := make([]NewJob, n)
+	for i := range jobs {
+		jobs[i] = NewJob{ID: fmt.Sprintf("j%d", i), Envelope: `{"task":"t","payload":{}}`, AtMS: 1}
+	}
+	if _, err := r.Enqueue(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimed enqueues n jobs and claims them all as claim "p#1".
+func claimed(t *testing.T, r *RDB, n int) {
+	t.Helper()
+	enqueued(t, r, n)
+	if jobs, _, err := r.ClaimJobs(context.Background(), "p#1", n, time.Minute); err != nil || len(jobs) != n {
+		t.Fatalf("claim: %d jobs, %v", len(jobs), err)
+	}
+}
+
+// declared registers a task "a" due at 1000 (every second).
+func declared(t *testing.T, r *RDB) {
+	t.Helper()
+	if _, err := r.Register(context.Background(), 500, []TaskDecl{{Key: "a", Class: "A", Type: "a",
+		Expression: "every:1s", TZ: "UTC", Interval: "every second", Status: "active", NextMS: 1000,
+		Timeout: time.Minute, Misfire: "once"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func candidate(task string) FireCandidate {
+	run := RunID(task, 1000)
+	return FireCandidate{Task: task, FireMS: 1000, NextMS: 2000, RunID: run,
+		Lease: Lease{Process: "p", Task: task, Fire: 1000, Start: 1000}.Encode()}
+}
+
+// running claims task "a"'s instant 1000 for process "p".
+func running(t *testing.T, r *RDB) {
+	t.Helper()
+	declared(t, r)
+	out, err := r.ClaimFires(context.Background(), r.NewFireClaim("p", testHistory, []FireCandidate{candidate("a")}), 1)
+	if err != nil || !out[0].Won() {
+		t.Fatalf("claim: %v, %v", out, err)
+	}
+}
+
+func scriptCases() []scriptCase {
+	ctx := context.Background()
+	finish := RunFinish{RunID: RunID("a", 1000), Task: "a", LockValue: LockValue("p", 1000), Outcome: "ok",
+		DurationMS: 5, Record: `{"task":"a","fire":1000,"start_ms":1000,"end_ms":1005,"outcome":"ok","process":"p","attempt":1}`}
+	return []scriptCase{
+		{"Enqueue", func(*testing.T, *RDB) {}, func(r *RDB) error {
+			_, err := r.Enqueue(ctx, []NewJob{{ID: "x", Envelope: `{"task":"t"}`, Check: true}})
+			return err
+		}},
+		{"ClaimJobs", func(t *testing.T, r *RDB) { enqueued(t, r, 3) }, func(r *RDB) error {
+			_, _, err := r.ClaimJobs(ctx, "q#1", 10, time.Minute)
+			return err
+		}},
+		{"AckJobs", func(t *testing.T, r *RDB) { claimed(t, r, 4) }, func(r *RDB) error {
+			_, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, EndedClaims: []string{"p#1"}, Acks: []JobAck{
+				{ID: "j0", Claim: "p#1", Action: AckOK, Type: "t"},
+				{ID: "j1", Claim: "p#1", Action: AckRetry, DueMS: 5, Type: "t", Record: `{"task":"t","fire":1}`},
+				{ID: "j2", Claim: "p#1", Action: AckDead, Type: "t", Record: `{"task":"t","fire":1}`, DeadEnvelope: `{"task":"t"}`},
+				{ID: "j3", Claim: "p#1", Action: AckRelease, DueMS: 5},
+			}})
+			return err
+		}},
+		{"RenewJobLeases", func(t *testing.T, r *RDB) { claimed(t, r, 1) }, func(r *RDB) error {
+			return r.RenewJobLeases(ctx, time.Hour, []string{"p#1"})
+		}},
+		{"Redeliver", func(t *testing.T, r *RDB) {
+			claimed(t, r, 2)
+			r.c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1, Member: "p#1"}) // expired
+		}, func(r *RDB) error { _, err := r.Redeliver(ctx, 10, 0); return err }},
+		{"Cancel", func(t *testing.T, r *RDB) { enqueued(t, r, 1) }, func(r *RDB) error { _, err := r.Cancel(ctx, "j0"); return err }},
+		{"RetryDead", func(t *testing.T, r *RDB) {
+			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
+			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","error":"x"}`)
+			r.c.HSet(ctx, r.k.Attempts(), "d", 3)
+		}, func(r *RDB) error { _, err := r.RetryDead(ctx, "d", `{"task":"t"}`); return err }},
+		{"Register", func(*testing.T, *RDB) {}, func(r *RDB) error {
+			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000}})
+			return err
+		}},
+		{"SetTask", func(*testing.T, *RDB) {}, func(r *RDB) error {
+			_, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000, Params: "{}"})
+			return err
+		}},
+		{"RemoveTask", func(t *testing.T, r *RDB) {
+			if _, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000}); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error { _, err := r.RemoveTask(ctx, "d"); return err }},
+		{"SetStatus", declared, func(r *RDB) error { _, err := r.SetStatus(ctx, "a", "disabled"); return err }},
+		{"Trigger", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.HSet(ctx, r.k.Task("a"), "next_run", 1<<40) // far ahead
+		}, func(r *RDB) error { _, _, err := r.Trigger(ctx, "a"); return err }},
+		{"Requeue", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.ZRem(ctx, r.k.Queue(), "a")
+		}, func(r *RDB) error { _, err := r.Requeue(ctx, "a", 3000); return err }},
+		{"Prune", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.ZAdd(ctx, r.k.Declared(), redis.Z{Score: 1, Member: "a"})
+		}, func(r *RDB) error { _, err := r.Prune(ctx, "a", time.Second, 0); return err }},
+		{"RepairScore", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: -5, Member: "a"})
+		}, func(r *RDB) error { _, err := r.RepairScore(ctx, "a"); return err }},
+		{"ClaimFires", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.HSet(ctx, r.k.Task("b"), "next_run", 1000, "status", "active") // a second, concurrent-less task
+			r.c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: 1000, Member: "b"})
+		}, func(r *RDB) error {
+			_, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, []FireCandidate{candidate("a"), candidate("b")}), 2)
+			return err
+		}},
+		{"FinishRuns", running, func(r *RDB) error { _, err := r.FinishRuns(ctx, testHistory, []RunFinish{finish}); return err }},
+		{"RenewRuns", running, func(r *RDB) error {
+			return r.RenewRuns(ctx, []RunRenewal{{Task: "a", RunID: RunID("a", 1000), LockValue: LockValue("p", 1000),
+				Lease: candidate("a").Lease, TTL: time.Hour}})
+		}},
+		{"Abandon", func(t *testing.T, r *RDB) {
+			running(t, r)
+			r.c.Del(ctx, r.k.Run(RunID("a", 1000))) // the lease expired
+		}, func(r *RDB) error {
+			_, err := r.Abandon(ctx, Abandonment{RunID: RunID("a", 1000), Task: "a", LockValue: LockValue("p", 1000),
+				Process: "p", ProcessTTL: time.Second, Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`}, testHistory)
+			return err
+		}},
+		{"RetakeLock", func(t *testing.T, r *RDB) { declared(t, r) }, func(r *RDB) error {
+			_, err := r.RetakeLock(ctx, "a", LockValue("p", 1000), time.Minute)
+			return err
+		}},
+		{"TakeMaster", func(*testing.T, *RDB) {}, func(r *RDB) error { _, err := r.TakeMaster(ctx, "p", time.Second); return err }},
+	}
+}
+
+// snapshot dumps every key of the server: name -> type and serialized value.
+func snapshot(t *testing.T, c *redis.Client) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		v, err := c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// foreign writes a value of another type than the one key holds (a string,
+// or a list where a string was).
+func foreign(t *testing.T, c *redis.Client, key, had string) {
+	t.Helper()
+	ctx := context.Background()
+	c.Del(ctx, key)
+	if had == "string" {
+		c.RPush(ctx, key, "foreign")
+		return
+	}
+	c.Set(ctx, key, "foreign", 0)
+}
+
+// Every script validates and reads first, and writes last: with any one
+// of the keys it touches holding a value of the wrong type, a call either
+// succeeds (the script tolerates that key) or fails having written
+// nothing at all.
+func TestFailedScriptWritesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, sc := range scriptCases() {
+		t.Run(sc.name, func(t *testing.T) {
+			r := New(c, "ns")
+			must(t, c.FlushAll(ctx).Err())
+			sc.setup(t, r)
+			before := snapshot(t, c)
+			if err := sc.call(r); err != nil {
+				t.Fatalf("on good data: %v", err)
+			}
+			after := snapshot(t, c)
+			// The keys it may touch: those of the setup and those it wrote.
+			touched := slices.Sorted(maps.Keys(after))
+			for k := range before {
+				if _, ok := after[k]; !ok {
+					touched = append(touched, k)
+				}
+			}
+			types := map[string]string{}
+			for _, k := range touched {
+				must(t, c.FlushAll(ctx).Err())
+				sc.setup(t, r)
+				types[k] = c.Type(ctx, k).Val()
+			}
+			failed := 0
+			for _, k := range touched {
+				must(t, c.FlushAll(ctx).Err())
+				sc.setup(t, r)
+				foreign(t, c, k, types[k])
+				want := snapshot(t, c)
+				err := sc.call(r)
+				if err == nil {
+					continue
+				}
+				failed++
+				if got := snapshot(t, c); !maps.Equal(got, want) {
+					t.Errorf("with %s of the wrong type the call failed (%v) after writing: %s", k, err, diff(want, got))
+				}
+			}
+			t.Logf("%d keys touched, %d of them fail the call when foreign", len(touched), failed)
+		})
+	}
+}
+
+func diff(want, got map[string]string) string {
+	var b strings.Builder
+	for k, v := range got {
+		if w, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "+%s ", k)
+		} else if w != v {
+			fmt.Fprintf(&b, "~%s ", k)
+		}
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			fmt.Fprintf(&b, "-%s ", k)
+		}
+	}
+	return b.String()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

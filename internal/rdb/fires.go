@@ -1,0 +1,508 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// FireCandidate is one due fire a claim tries: the task, the instant read
+// from its hash (the compare-and-set value), the instant after it (0: none,
+// the task is done) and, when it runs, its run id and lease. Skip claims it
+// only to record it skipped (a missed instant with misfire=skip).
+type FireCandidate struct {
+	Task   string
+	FireMS int64
+	NextMS int64
+	Skip   bool
+	RunID  string
+	Lease  string
+}
+
+// FireOutcome is what a claim did with one candidate.
+type FireOutcome string
+
+// The outcomes of ClaimFires, one per candidate.
+const (
+	FireWon            FireOutcome = "fire"              // it runs: lock (if not concurrent) and lease taken
+	FireWonForeignLock FireOutcome = "fire-foreign-lock" // it runs; a lock without expiry was replaced
+	FireStale          FireOutcome = "stale"             // another process claimed the instant
+	FireEarly          FireOutcome = "early"             // not due yet by the server's clock
+	FireMissing        FireOutcome = "missing"           // no task hash: the queue entry was removed
+	FireDisabled       FireOutcome = "disabled"          // disabled: taken out of the queue
+	FirePaused         FireOutcome = "paused"            // paused (or an unknown status): skipped
+	FireMisfire        FireOutcome = "misfire"           // a missed instant skipped and recorded
+	FireLocked         FireOutcome = "locked"            // the previous run still holds the lock: skipped and recorded
+	FireBad            FireOutcome = "bad"               // the task key is not a hash: left alone
+	FireUntried        FireOutcome = "untried"           // max fires were won before it: not looked at
+)
+
+// Won reports whether the fire runs.
+func (o FireOutcome) Won() bool { return o == FireWon || o == FireWonForeignLock }
+
+// FireClaim is one call of the claim script, built before it is sent (a
+// claim prepared ahead of its instant leaves only the send for the
+// instant).
+type FireClaim struct {
+	Candidates []FireCandidate
+	keys       []string
+	args       []any
+}
+
+// claimArgsBefore is how many script arguments come before the first
+// candidate's.
+const claimArgsBefore = 4
+
+// NewFireClaim builds the claim of candidates by process; skipped fires
+// are recorded in the history within bound.
+func (r *RDB) NewFireClaim(process string, bound HistoryBound, candidates []FireCandidate) *FireClaim {
+	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, 2+4*len(candidates)),
+		args: make([]any, 0, claimArgsBefore+6*len(candidates))}
+	c.keys = append(c.keys, r.k.Queue(), r.k.Running())
+	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), 0) // max fires: set by ClaimFires
+	for _, f := range candidates {
+		mode, runID := "run", f.RunID
+		if f.Skip {
+			mode, runID = "skip", SkipRunID(f.Task)
+		}
+		c.keys = append(c.keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(runID), r.k.History(f.Task))
+		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease)
+	}
+	return c
+}
+
+// advanceScript (ClaimFires) claims due fires atomically, oldest first: for each
+// candidate whose next_run still equals the fire the caller read (the
+// compare-and-set that makes every instant fire once), it moves next_run on,
+// then either records a skip or takes the lock and the run lease.
+//
+// KEYS: queue, running, then per candidate: task, lock, run, history
+// ARGV: process, history_limit, history_age_ms, max_fires, then per
+// candidate: member, fire, next, mode ("run" or "skip"), run_id, lease_json
+// Returns one status string per candidate: fire, fire-foreign-lock (it
+// replaced a lock without expiry), stale, early, missing, disabled, paused,
+// misfire, locked, bad (the task key is not a hash), untried (max_fires
+// fires were won before it: it was not looked at).
+//
+// The queue entries moved on and the running entries added are written at
+// the end, with one variadic ZADD and SADD (a call from a script costs about
+// as much as the command). ZCARD and SCARD first fail the script on a queue
+// or running set of the wrong type before anything is written, as the first
+// ZADD or SADD did when they were written per candidate.
+var advanceScript = redis.NewScript(luaNow + luaHistory + `
+redis.call('ZCARD', KEYS[1])
+redis.call('SCARD', KEYS[2])
+local out = {}
+local queued, running = {}, {} -- ZADD score/member pairs; SADD run ids
+local n = (#KEYS - 2) / 4
+local won, maxf = 0, tonumber(ARGV[4])
+for i = 0, n - 1 do
+  if won >= maxf then
+    out[#out + 1] = 'untried'
+  else
+    local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
+    local member, fire, nxt, mode, runid, lease = ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i], ARGV[10 + 6*i]
+    local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
+    local res
+    if h.err then
+      res = 'bad' -- not a hash: left alone (the caller skips it when it reads the task)
+    elseif not h[1] then
+      redis.call('ZREM', KEYS[1], member)
+      res = 'missing'
+    elseif h[1] ~= fire then
+      res = 'stale'
+    elseif tonumber(fire) > now then
+      redis.call('ZADD', KEYS[1], fire, member)
+      res = 'early'
+    elseif h[2] == 'disabled' then
+      redis.call('ZREM', KEYS[1], member)
+      res = 'disabled'
+    else
+      if nxt == '0' then
+        redis.call('ZREM', KEYS[1], member)
+      else
+        queued[#queued + 1] = nxt
+        queued[#queued + 1] = member
+      end
+      local fired = false -- next_run is written below, with last_run when it fires
+      local function skip(reason)
+        incr(task, 'skips', 1)
+        push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
+          outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
+      end
+      if h[2] ~= 'active' then
+        incr(task, 'skips', 1)
+        res = 'paused'
+      elseif mode == 'skip' then
+        skip('misfire: missed while no scheduler ran')
+        res = 'misfire'
+      else
+        local timeout = tonumber(h[4]) or 300000
+        local got, foreign = true, false
+        if h[3] ~= '1' then
+          got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
+          if not got and redis.call('PTTL', lock) == -1 then
+            -- A lock without expiry (or not a string) is nobody's: every
+            -- scheduler's lock expires. Replace it rather than skip forever.
+            redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
+            got, foreign = true, true
+          end
+        end
+        if not got then
+          skip('previous run still running')
+          res = 'locked'
+        else
+          fired = true
+          running[#running + 1] = runid
+          redis.call('SET', run, lease, 'PX', timeout)
+          res = foreign and 'fire-foreign-lock' or 'fire'
+        end
+      end
+      if fired then
+        redis.call('HSET', task, 'next_run', nxt, 'last_run', fire)
+      else
+        redis.call('HSET', task, 'next_run', nxt)
+      end
+    end
+    if res == 'fire' or res == 'fire-foreign-lock' then won = won + 1 end
+    out[#out + 1] = res
+  end
+end
+if #queued > 0 then callk('ZADD', KEYS[1], queued) end
+if #running > 0 then callk('SADD', KEYS[2], running) end
+return out
+`)
+
+// ClaimFires sends the claim c; the script stops looking once maxFires
+// fires were won. It returns one outcome per candidate, in order.
+//
+// Bounds: any number of candidates (the variadic writes are chunked); a
+// claim of n candidates holds Redis for about 10 µs per fire won.
+// Failure: a queue or running set of the wrong type fails the script
+// before it writes; every per-task key of the wrong type is handled
+// (FireBad, or the write skipped), so it cannot fail after a write.
+func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]FireOutcome, error) {
+	c.args[claimArgsBefore-1] = maxFires
+	res, err := advanceScript.Run(ctx, r.c, c.keys, c.args...).StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(c.Candidates) {
+		return nil, errors.New("claim fires: reply of the wrong length")
+	}
+	out := make([]FireOutcome, len(res))
+	for i, s := range res {
+		out[i] = FireOutcome(s)
+	}
+	return out, nil
+}
+
+// RunFinish is the end of one run, to be recorded: its run id and task,
+// the lock value it holds (released only if still held with it), the
+// outcome and error for the task hash, the history record ("" when the
+// history would trim it anyway), and whether the task is done (its last
+// instant: removed once its next_run is 0).
+type RunFinish struct {
+	RunID      string
+	Task       string
+	LockValue  string
+	Outcome    string
+	Error      string
+	DurationMS int64
+	Record     string
+	Once       bool
+}
+
+// finishRunsScript records a batch of completed runs, each as the former
+// one-run finish script did: it releases the run's lock (only if still
+// ours: the value names this process and the fire), its lease and its
+// running entry, sets the task's last_result, last_error and last_duration,
+// counts runs and failures, removes a once task whose next_run is 0, and
+// appends the history record (trimmed by count and age). The running entries,
+// leases and locks of the batch are removed with one variadic command each,
+// and the records of one task with one LPUSH. A key of the wrong type for one
+// run (task, lock or history) skips that write for that run only, so it
+// cannot fail the batch.
+//
+// KEYS: running, queue, tasks, then per run: task, lock, run, history
+// ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
+// outcome, error, duration_ms, record_json ("" when the history would trim
+// it anyway), once, member
+// Returns one code per run: 1, or 2 when the history key holds a foreign
+// value (the run's record was not written).
+var finishRunsScript = redis.NewScript(luaNow + luaHistory + `
+want_type(KEYS[1], 'set')
+want_type(KEYS[2], 'zset')
+want_type(KEYS[3], 'set')
+-- plus_one(v) is HINCRBY v 1 done in Lua, for a field read with HMGET: nil
+-- when HINCRBY would refuse v (not a canonical integer) or when v is too
+-- large for a Lua number to count exactly; then incr() writes it.
+local function plus_one(v)
+  if not v then return 1 end
+  if #v <= 15 and (v == '0' or string.match(v, '^-?[1-9]%d*$')) then return tonumber(v) + 1 end
+  return nil
+end
+local n = (#KEYS - 3) / 4
+local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ids, runs, locks = {}, {}, {}
+for i = 0, n - 1 do
+  ids[i + 1] = ARGV[3 + 8 * i]
+  locks[i + 1] = KEYS[5 + 4 * i]
+  runs[i + 1] = KEYS[6 + 4 * i]
+end
+callk('SREM', KEYS[1], ids)
+calln('DEL', runs)
+local held = calln('MGET', locks) -- false for a key of another type
+local mine = {}
+for i = 0, n - 1 do
+  if held[i + 1] == ARGV[4 + 8 * i] then mine[#mine + 1] = locks[i + 1] end
+end
+if #mine > 0 then calln('DEL', mine) end
+local recs, order = {}, {}
+for i = 0, n - 1 do
+  local task, hist = KEYS[4 + 4 * i], KEYS[7 + 4 * i]
+  local o = 2 + 8 * i
+  local outcome, err, dur, rec, once, member = ARGV[o + 3], ARGV[o + 4], ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
+  local h = redis.pcall('HMGET', task, 'runs', 'failures', 'next_run')
+  -- Not a hash: left alone. None of the fields: the hash may not exist.
+  if not h.err and (h[1] or h[2] or h[3] or redis.call('EXISTS', task) == 1) then
+    local failed = outcome ~= 'ok'
+    local nruns, nfails = plus_one(h[1]), failed and plus_one(h[2])
+    if nruns and (nfails or not failed) then
+      if failed then
+        redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur, 'runs', nruns, 'failures', nfails)
+      else
+        redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur, 'runs', nruns)
+      end
+    else -- a counter HINCRBY would refuse, or too large for a Lua number
+      redis.call('HSET', task, 'last_result', outcome, 'last_error', err, 'last_duration', dur)
+      incr(task, 'runs', 1)
+      if failed then incr(task, 'failures', 1) end
+    end
+    if once == '1' and tonumber(h[3]) == 0 then
+      redis.call('DEL', task)
+      redis.call('ZREM', KEYS[2], member)
+      redis.call('SREM', KEYS[3], member)
+    end
+  end
+  if not recs[hist] then
+    recs[hist] = {}
+    order[#order + 1] = hist
+  end
+  if rec ~= '' then table.insert(recs[hist], rec) end
+end
+local foreign = {}
+for _, hist in ipairs(order) do
+  local r, ok = recs[hist], true
+  if #r > 1 then
+    -- Oldest first, so that the newest record ends at the head.
+    ok = type(redis.pcall('LPUSH', hist, unpack(r, 1, #r - 1))) == 'number'
+  end
+  if ok and #r > 0 then ok = push_history(hist, r[#r], limit, age) end
+  if not ok then foreign[hist] = true end
+end
+local out = {}
+for i = 0, n - 1 do
+  out[i + 1] = foreign[KEYS[7 + 4 * i]] and 2 or 1
+end
+return out
+`)
+
+// FinishRuns records a batch of finished runs in one call. It reports, per
+// run, whether its history key held a foreign value (its record was not
+// written).
+//
+// Bounds: any number of runs (chunked); callers send at most a batch
+// queue's 512.
+// Failure: only a running set, queue or tasks set of the wrong type fails
+// it, before it writes (SREM is its first write; the queue and tasks set
+// are written only for a finished once task, after the type checks).
+func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFinish) (foreignHistory []bool, err error) {
+	keys := make([]string, 0, 3+4*len(runs))
+	keys = append(keys, r.k.Running(), r.k.Queue(), r.k.Tasks())
+	args := make([]any, 0, 2+8*len(runs))
+	args = append(args, bound.Records, bound.Age.Milliseconds())
+	for _, f := range runs {
+		keys = append(keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(f.RunID), r.k.History(f.Task))
+		args = append(args, f.RunID, f.LockValue, f.Outcome, f.Error, f.DurationMS, f.Record, boolArg(f.Once), f.Task)
+	}
+	codes, err := finishRunsScript.Run(ctx, r.c, keys, args...).Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	foreignHistory = make([]bool, len(runs))
+	for i, c := range codes {
+		if i < len(runs) {
+			foreignHistory[i] = c == 2
+		}
+	}
+	return foreignHistory, nil
+}
+
+// RunRenewal is a run in progress whose lock and lease are to be extended
+// to TTL, if they are still its own.
+type RunRenewal struct {
+	Task      string
+	RunID     string
+	LockValue string
+	Lease     string
+	TTL       time.Duration
+}
+
+// renewScript extends the lock and lease of a run still in progress, if
+// they are still this run's.
+//
+// KEYS: lock, run
+// ARGV: lock_value, lease_json, ttl_ms
+var renewScript = redis.NewScript(`
+local ttl = tonumber(ARGV[3])
+local lock = redis.pcall('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) < ttl
+local lease = redis.pcall('GET', KEYS[2]) == ARGV[2] and redis.call('PTTL', KEYS[2]) < ttl
+if lock then redis.call('PEXPIRE', KEYS[1], ttl) end
+if lease then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+`)
+
+// RenewRuns extends the locks and leases of runs in progress, one script
+// call each, in one pipeline.
+// Failure: each call is independent and only extends expiries.
+func (r *RDB) RenewRuns(ctx context.Context, runs []RunRenewal) error {
+	_, err := Pipelined(ctx, r.c, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
+		for _, run := range runs {
+			renewScript.EvalSha(ctx, pipe, []string{r.k.Lock(run.Task), r.k.Run(run.RunID)},
+				run.LockValue, run.Lease, run.TTL.Milliseconds())
+		}
+		return struct{}{}
+	})
+	return err
+}
+
+// Abandonment is a run in running whose process is thought dead: its run
+// id and task, the lease read (or "" when it had expired), the lock value
+// the run would hold, the process, and the history record to append.
+type Abandonment struct {
+	RunID      string
+	Task       string
+	LeaseSeen  string
+	LockValue  string
+	Process    string
+	ProcessTTL time.Duration
+	Record     string
+	NotAfterMS int64
+}
+
+// abandonScript records a run whose process died: the run is still in
+// running but its lease expired, or its process stopped heart-beating.
+//
+// KEYS: running, run, lock, task, history, processes
+// ARGV: run_id, lease_json_seen (or ""), lock_value, process, process_ttl_ms,
+// record_json, history_limit, history_age_ms, not_after_ms (it does nothing
+// when run later than that: a stall would make every beat look old)
+var abandonScript = redis.NewScript(luaNow + luaHistory + `
+if ARGV[9] and now > tonumber(ARGV[9]) then return 0 end
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+want_type(KEYS[4], 'hash') -- read everything the writes below need first
+local ours = redis.pcall('GET', KEYS[3]) == ARGV[3] -- a lock of another type is not ours
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  if cur ~= ARGV[2] then return 0 end
+  local beat = tonumber(redis.call('ZSCORE', KEYS[6], ARGV[4]))
+  if beat and beat >= now - tonumber(ARGV[5]) then return 0 end
+end
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+if ours then redis.call('DEL', KEYS[3]) end
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run')
+  incr(KEYS[4], 'runs', 1)
+  incr(KEYS[4], 'failures', 1)
+end
+push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
+`)
+
+// Abandon records the run a abandoned if, checked again in the script, it
+// is still in running with the lease seen and its process has not beaten
+// within its TTL. It reports whether it did.
+// Failure: the reads come first; its writes (SREM, DEL, HSET of the task,
+// history) meet only keys the reads checked or pcall-guarded helpers.
+func (r *RDB) Abandon(ctx context.Context, a Abandonment, bound HistoryBound) (bool, error) {
+	n, err := abandonScript.Run(ctx, r.c,
+		[]string{r.k.Running(), r.k.Run(a.RunID), r.k.Lock(a.Task), r.k.Task(a.Task), r.k.History(a.Task), r.k.Processes()},
+		a.RunID, a.LeaseSeen, a.LockValue, a.Process, a.ProcessTTL.Milliseconds(),
+		a.Record, bound.Records, bound.Age.Milliseconds(), a.NotAfterMS).Int()
+	return n == 1, err
+}
+
+// retakeScript takes again the lock of a run in progress that Redis lost
+// (it restarted empty, or was flushed), unless the lock is held again or
+// the task is concurrent.
+//
+// KEYS: lock, task
+// ARGV: lock_value, ttl_ms
+// Returns 1 when it took the lock.
+var retakeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('HGET', KEYS[2], 'concurrent') == '1' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+// RetakeLock takes again the lock of a run in progress that Redis lost,
+// unless it is held again or the task is concurrent. It reports whether it
+// took it.
+func (r *RDB) RetakeLock(ctx context.Context, task, lockValue string, ttl time.Duration) (bool, error) {
+	n, err := retakeScript.Run(ctx, r.c, []string{r.k.Lock(task), r.k.Task(task)}, lockValue, ttl.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// releaseScript deletes a key if it still holds the given value
+// (compare-and-delete).
+//
+// KEYS: key
+// ARGV: value
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// ReleaseLock deletes the task's lock if it still holds lockValue.
+func (r *RDB) ReleaseLock(ctx context.Context, task, lockValue string) error {
+	return releaseScript.Run(ctx, r.c, []string{r.k.Lock(task)}, lockValue).Err()
+}
+
+// ReleaseMaster deletes lock:master if process holds it.
+func (r *RDB) ReleaseMaster(ctx context.Context, process string) error {
+	return releaseScript.Run(ctx, r.c, []string{r.k.Master()}, process).Err()
+}
+
+// masterScript takes or renews the master lock.
+//
+// KEYS: master
+// ARGV: process, ttl_ms
+// Returns 1 when this process holds the lock.
+var masterScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur or redis.call('PTTL', KEYS[1]) == -1 then -- absent, or foreign (ours expire)
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// TakeMaster takes or renews lock:master for process, for ttl, and reports
+// whether process holds it.
+func (r *RDB) TakeMaster(ctx context.Context, process string, ttl time.Duration) (bool, error) {
+	n, err := masterScript.Run(ctx, r.c, []string{r.k.Master()}, process, ttl.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// ClaimFiresHash is the SHA1 of the claim script, as MONITOR shows its
+// EVALSHA calls (for tests that trace claims).
+func ClaimFiresHash() string { return advanceScript.Hash() }

@@ -1,0 +1,136 @@
+package rdb
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The stored formats that are not a whole hash or envelope: how a run, a
+// lock, a lease and a job claim are named. Each is built and parsed here
+// only; the Lua scripts that read them are in this package too.
+
+// RunID names one run of a task: "<task>@<instant ms>". It is the member of
+// the running set and the suffix of the run's lease key.
+func RunID(task string, fireMS int64) string {
+	return task + "@" + strconv.FormatInt(fireMS, 10)
+}
+
+// SkipRunID is the run id a claim passes for a fire it only records as
+// skipped (it takes no lease).
+func SkipRunID(task string) string { return task + "@skip" }
+
+// ParseRunID splits a run id into its task and instant.
+func ParseRunID(id string) (task string, fireMS int64, ok bool) {
+	at := strings.LastIndexByte(id, '@')
+	if at < 0 {
+		return "", 0, false
+	}
+	fireMS, err := strconv.ParseInt(id[at+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return id[:at], fireMS, true
+}
+
+// LockValue is the value of lock:task:<key> while a run of the task holds
+// it: "<process>|<instant ms>". A lock is released only by the holder of
+// this value (compare-and-delete); the claim script builds the same value.
+func LockValue(process string, fireMS int64) string {
+	return process + "|" + strconv.FormatInt(fireMS, 10)
+}
+
+// ParseLockValue splits a lock value into its process and instant.
+func ParseLockValue(v string) (process string, fireMS int64, ok bool) {
+	bar := strings.LastIndexByte(v, '|')
+	if bar < 0 {
+		return "", 0, false
+	}
+	fireMS, err := strconv.ParseInt(v[bar+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return v[:bar], fireMS, true
+}
+
+// Lease is the value of run:<id>: who runs which instant of a task, since
+// when (unix ms). Its key expires unless the process renews it.
+type Lease struct {
+	Process string `json:"process"`
+	Task    string `json:"task"`
+	Fire    int64  `json:"fire"`
+	Start   int64  `json:"start"`
+}
+
+// Encode returns the lease as stored.
+func (l Lease) Encode() string {
+	b, _ := json.Marshal(l) // strings and integers always encode
+	return string(b)
+}
+
+// ParseLease decodes a stored lease. One that is not this engine's (no
+// task) is an error.
+func ParseLease(s string) (Lease, error) {
+	var l Lease
+	if err := json.Unmarshal([]byte(s), &l); err != nil {
+		return Lease{}, fmt.Errorf("run lease %q: %w", truncate(s, 100), err)
+	}
+	if l.Task == "" {
+		return Lease{}, fmt.Errorf("run lease %q: no task", truncate(s, 100))
+	}
+	return l, nil
+}
+
+// ClaimID names one claim of jobs by a process: "<process>#<n>". It is the
+// owner of every job the claim took (jobs:owner) and the member of the
+// claim's lease (jobs:lease).
+func ClaimID(process string, n uint64) string {
+	return process + "#" + strconv.FormatUint(n, 10)
+}
+
+// ClaimProcess returns the process of a claim id.
+func ClaimProcess(claim string) string {
+	if i := strings.LastIndexByte(claim, '#'); i >= 0 {
+		return claim[:i]
+	}
+	return claim
+}
+
+// HistoryBound is how much of a task's run history is kept: at most Records
+// records, none older than Age.
+type HistoryBound struct {
+	Records int
+	Age     time.Duration
+}
+
+// MS converts a time to unix milliseconds; the zero Time is 0.
+func MS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// FromMS converts unix milliseconds to a time; 0 is the zero Time.
+func FromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,116 @@
+package rdb
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Keys builds every Redis key of one namespace. All of them carry the hash
+// tag {namespace}, so they share one Redis Cluster slot and every Lua script
+// can touch any of them.
+//
+// The layout (prefix P = "{namespace}:"):
+//
+//	P queue            ZSET  task key -> next run (unix ms)
+//	P task:<key>       HASH  the task (class, name, expression, next_run, ...)
+//	P lock:task:<key>  STR   held by a running non-concurrent task; PX = timeout
+//	P lock:master      STR   held by the process that does maintenance
+//	P running          SET   run ids of runs in progress
+//	P run:<id>         STR   lease of one run; PX = timeout + process TTL
+//	P tasks            SET   every task key (so nothing needs SCAN)
+//	P history:<key>    LIST  the task's last run records, newest first
+//	P processes        ZSET  process id -> last heartbeat (unix ms)
+//	P process:<id>     HASH  host, pid, version, start, running handlers, types (digest of the registered task names)
+//	P declared         ZSET task key -> when a live process last declared it (unix ms)
+//	P jobs             ZSET job id -> due (unix ms): pending delayed jobs
+//	P jobs:data        HASH job id -> envelope JSON {"task","payload","retries","enqueued"}
+//	P jobs:attempt     HASH job id -> attempts made before (failed, or lost with their process)
+//	P jobs:lease       ZSET claim id -> lease deadline (unix ms) of the jobs of one claim, renewed by the runner
+//	P jobs:owner       HASH job id -> claim id ("<process>#<n>") of a job in flight
+//	P dead             ZSET job id -> when it failed for the last time (unix ms)
+//	P dead:data        HASH job id -> envelope JSON with the last error
+//	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
+//	P meta             HASH  written at first registration; its loss means Redis lost its data
+//	P wake             channel published when the queue head moves earlier
+//	P quarantine:<name>:<ms>  a foreign value found where key <name> of this
+//	                   layout should be, moved aside (kept for the operator)
+type Keys struct {
+	prefix string
+}
+
+// NewKeys returns the keys of namespace.
+func NewKeys(namespace string) Keys {
+	return Keys{prefix: "{" + namespace + "}:"}
+}
+
+// Prefix is what every key of the namespace starts with: "{namespace}:".
+func (k Keys) Prefix() string { return k.prefix }
+
+// Queue is the key P "queue".
+func (k Keys) Queue() string { return k.prefix + "queue" }
+
+// Task is the key P "task:" + key.
+func (k Keys) Task(key string) string { return k.prefix + "task:" + key }
+
+// Lock is the key P "lock:task:" + key.
+func (k Keys) Lock(key string) string { return k.prefix + "lock:task:" + key }
+
+// Master is the key P "lock:master".
+func (k Keys) Master() string { return k.prefix + "lock:master" }
+
+// Running is the key P "running".
+func (k Keys) Running() string { return k.prefix + "running" }
+
+// Run is the key P "run:" + id.
+func (k Keys) Run(id string) string { return k.prefix + "run:" + id }
+
+// Tasks is the key P "tasks".
+func (k Keys) Tasks() string { return k.prefix + "tasks" }
+
+// History is the key P "history:" + key.
+func (k Keys) History(key string) string { return k.prefix + "history:" + key }
+
+// Processes is the key P "processes".
+func (k Keys) Processes() string { return k.prefix + "processes" }
+
+// Process is the key P "process:" + id.
+func (k Keys) Process(id string) string { return k.prefix + "process:" + id }
+
+// Declared is the key P "declared".
+func (k Keys) Declared() string { return k.prefix + "declared" }
+
+// Jobs is the key P "jobs".
+func (k Keys) Jobs() string { return k.prefix + "jobs" }
+
+// JobData is the key P "jobs:data".
+func (k Keys) JobData() string { return k.prefix + "jobs:data" }
+
+// Attempts is the key P "jobs:attempt".
+func (k Keys) Attempts() string { return k.prefix + "jobs:attempt" }
+
+// Leases is the key P "jobs:lease".
+func (k Keys) Leases() string { return k.prefix + "jobs:lease" }
+
+// Owners is the key P "jobs:owner".
+func (k Keys) Owners() string { return k.prefix + "jobs:owner" }
+
+// Dead is the key P "dead".
+func (k Keys) Dead() string { return k.prefix + "dead" }
+
+// DeadData is the key P "dead:data".
+func (k Keys) DeadData() string { return k.prefix + "dead:data" }
+
+// Stats is the key P "stats".
+func (k Keys) Stats() string { return k.prefix + "stats" }
+
+// Meta is the key P "meta".
+func (k Keys) Meta() string { return k.prefix + "meta" }
+
+// Wake is the key P "wake".
+func (k Keys) Wake() string { return k.prefix + "wake" }
+
+// Quarantine is where a foreign value found in key (one of this layout's)
+// is moved at unix ms at.
+func (k Keys) Quarantine(key string, at int64) string {
+	return k.prefix + "quarantine:" + strings.TrimPrefix(key, k.prefix) + ":" + strconv.FormatInt(at, 10)
+}

@@ -1,0 +1,103 @@
+package rdb
+
+// luaNow is the prelude that sets `now` to the server time in
+// milliseconds, then luaLib.
+const luaNow = `
+local __t = redis.call('TIME')
+local now = tonumber(__t[1]) * 1000 + math.floor(tonumber(__t[2]) / 1000)
+` + luaLib
+
+// luaLib is the prelude of every script. It defines the variadic helpers,
+// which every script that passes a list of its own making to a command
+// uses, and the type check that lets a script check before it writes:
+//
+// callk(cmd, key, list[, i, j]) is redis.call(cmd, key, list[i..j]...) sent
+// in chunks of at most luaChunk values, because Lua's unpack fails past
+// about 8,000 values (LUAI_MAXCSTACK), which a script must never reach
+// after it has written. Only commands whose effect is the same in chunks
+// use it (HSET, HDEL, HMGET, ZADD, ZREM, SADD, SREM, LPUSH, ...). It
+// returns the concatenated replies of a command that answers with an array
+// (HMGET: one value per field, false for a missing one) and the sum of the
+// integer replies of the others.
+//
+// calln(cmd, list) is the same for a command without a key argument of
+// its own (DEL, MGET).
+//
+// want_type(key, type) fails the script with a WRONGTYPE error when key
+// holds a value of another type: a script checks each key it will write
+// before its first write.
+const luaLib = `
+local function __callv(cmd, key, list, i, j)
+  i, j = i or 1, j or #list
+  local out, sum = {}, 0
+  while i <= j do
+    local e = math.min(i + ` + luaChunk + ` - 1, j)
+    local r
+    if key then r = redis.call(cmd, key, unpack(list, i, e)) else r = redis.call(cmd, unpack(list, i, e)) end
+    if type(r) == 'table' then
+      for k = 1, #r do out[#out + 1] = r[k] end
+    elseif type(r) == 'number' then
+      sum = sum + r
+    end
+    i = e + 1
+  end
+  return out, sum
+end
+local function callk(cmd, key, list, i, j) return __callv(cmd, key, list, i, j) end
+local function calln(cmd, list) return __callv(cmd, nil, list) end
+local function want_type(key, t)
+  local have = redis.call('TYPE', key).ok
+  if have ~= t and have ~= 'none' then
+    error({err = 'WRONGTYPE ' .. key .. ' holds a ' .. have .. ', not a ' .. t})
+  end
+end
+`
+
+// luaChunk is how many values callk and calln pass to one command: even
+// (field/value and score/member pairs stay whole) and well under Lua's
+// unpack bound.
+const luaChunk = "4000"
+
+// luaHistory is the prelude that defines push_history(key, record, limit,
+// age_ms): LPUSH the record, trim to limit, drop records older than age from
+// the tail and let the whole list expire after age without writes; it
+// returns false, writing nothing, when the key holds another type (a
+// foreign value), so the rest of the script still runs. It also
+// defines incr(key, field, n), an HINCRBY that resets a counter holding
+// garbage to n instead of failing the script: a script that fails half way
+// keeps its earlier writes (Redis does not roll back), so one corrupt
+// counter must not stop the claims of every other task. Every redis.call
+// costs a script about as much as the command itself, so these make as few
+// as they can: the LPUSH's error stands for a TYPE check, and its length
+// tells whether LTRIM has anything to do.
+const luaHistory = `
+local function incr(key, field, n)
+  local r = redis.pcall('HINCRBY', key, field, n)
+  if type(r) == 'table' and r.err then redis.pcall('HSET', key, field, n) end
+end
+local function push_history(key, record, limit, age)
+  local len = redis.pcall('LPUSH', key, record)
+  if type(len) ~= 'number' then return false end -- WRONGTYPE: nothing written
+  if len > limit then redis.call('LTRIM', key, 0, limit - 1) end
+  for _ = 1, 16 do
+    local tail = redis.call('LINDEX', key, -1)
+    if not tail then break end
+    local ok, r = pcall(cjson.decode, tail)
+    if ok and type(r) == 'table' and tonumber(r.end_ms or r.fire) and tonumber(r.end_ms or r.fire) >= now - age then break end
+    redis.call('RPOP', key)
+  end
+  redis.call('PEXPIRE', key, age)
+  return true
+end
+`
+
+// luaHistoryMany defines push_history_many(key, records, limit, age_ms):
+// push_history of each record in order (oldest first), trimming once.
+const luaHistoryMany = `
+local function push_history_many(key, records, limit, age)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'list' and t ~= 'none' then return false end -- a foreign value: no records
+  if #records > 1 then redis.call('LPUSH', key, unpack(records, 1, #records - 1)) end
+  push_history(key, records[#records], limit, age)
+end
+`

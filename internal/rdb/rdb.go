@@ -1,0 +1,73 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RDB is the data model of one namespace on one Redis (or Redis Cluster):
+// its keys, its scripts and its stored formats. Each script has one typed
+// method; callers never see KEYS or ARGV. It is safe for concurrent use.
+type RDB struct {
+	c redis.UniversalClient
+	k Keys
+}
+
+// New returns the data model of namespace on client.
+func New(client redis.UniversalClient, namespace string) *RDB {
+	return &RDB{c: client, k: NewKeys(namespace)}
+}
+
+// Client returns the Redis client.
+func (r *RDB) Client() redis.UniversalClient { return r.c }
+
+// Keys returns the namespace's keys.
+func (r *RDB) Keys() Keys { return r.k }
+
+// IsReplyError reports whether err is Redis's error reply to one command
+// (WRONGTYPE, a value that is not an integer, ...), not a failure to reach
+// Redis; redis.Nil is not one.
+func IsReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
+}
+
+// loadScripts loads scripts into the server's script cache (on every
+// master of a cluster), so pipelines can call them with EVALSHA.
+func loadScripts(ctx context.Context, c redis.UniversalClient, scripts ...*redis.Script) error {
+	for _, sc := range scripts {
+		if err := sc.Load(ctx, c).Err(); err != nil {
+			return fmt.Errorf("load script: %w", err)
+		}
+	}
+	return nil
+}
+
+// isNoScript reports whether err says the script cache lacks a script, as
+// after a Redis restart.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// Pipelined runs fill in a pipeline and executes it. If the server lost
+// its script cache (a restart), it loads scripts and runs once more. fill
+// must queue the same commands on every call; the commands of the last
+// execution are what it returned.
+func Pipelined[T any](ctx context.Context, c redis.UniversalClient, scripts []*redis.Script, fill func(redis.Pipeliner) T) (T, error) {
+	var out T
+	for attempt := 0; ; attempt++ {
+		pipe := c.Pipeline()
+		out = fill(pipe)
+		_, err := pipe.Exec(ctx)
+		if !isNoScript(err) || attempt > 0 {
+			return out, err
+		}
+		if lerr := loadScripts(ctx, c, scripts...); lerr != nil {
+			return out, lerr
+		}
+	}
+}
