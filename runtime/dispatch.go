@@ -425,7 +425,7 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.typ))
 			continue
 		}
-		sched, err := s.cache.get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.expression, st.tz)
 		if err != nil {
 			s.ignore(m, "bad schedule in task hash; skipped", err)
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -70,7 +71,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: tz %q: %w", spec.Key, spec.TZ, err)
 	}
-	sched, err := Parse(spec.Expression, loc)
+	sched, err := schedule.Parse(spec.Expression, loc)
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: expression %q: %w", spec.Key, spec.Expression, err)
 	}
@@ -89,7 +90,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	}
 	res, err := setTaskScript.Run(ctx, c.rdb,
 		[]string{c.keys.task(spec.Key), c.keys.queue(), c.keys.tasks()},
-		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, Describe(sched),
+		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, schedule.Describe(sched),
 		reg.cfg.Class, spec.Type, spec.Timeout.Milliseconds(), boolArg(spec.Concurrent), string(spec.Misfire),
 		string(params), c.keys.wake()).Int()
 	if err != nil {

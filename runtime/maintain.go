@@ -325,7 +325,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		if err != nil || (st.status != StatusActive && st.status != StatusPaused) || st.expression == "" {
 			continue
 		}
-		sched, err := s.cache.get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.expression, st.tz)
 		if err != nil {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -41,7 +42,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
 				[]string{s.keys.task(c.Name), s.keys.queue(), s.keys.tasks(), s.keys.meta(), s.keys.declared()},
 				c.Name, ms(now), ms(reg.schedule.Next(first)), string(c.Status), c.Expression, c.TZ,
-				Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
+				schedule.Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
 				string(c.Misfire), c.Retries, sourceStatic)
 		}
 		return cmds

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // Registry holds the task and job types a process knows. Only a registered
@@ -76,7 +78,7 @@ func compile(cfg TaskConfig) (*registered, error) {
 	}
 	reg := &registered{cfg: cfg, typ: typ, loc: loc}
 	if cfg.Expression != "" {
-		reg.schedule, err = Parse(cfg.Expression, loc)
+		reg.schedule, err = schedule.Parse(cfg.Expression, loc)
 		if err != nil {
 			return nil, fmt.Errorf("task %q: expression %q: %w", cfg.Name, cfg.Expression, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,7 +27,7 @@ type Scheduler struct {
 	keys   keys
 	log    *slog.Logger
 	clock  *serverClock
-	cache  scheduleCache
+	cache  schedule.Cache
 	id     string
 	start  time.Time
 	wakeCh chan struct{}
