@@ -3,11 +3,14 @@ package runtime
 import (
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
-// This file keeps the names that moved to Redis-free packages: schedule
-// expressions are in package schedule (github.com/gocrontab/crontab/runtime/schedule).
+// This file keeps, as aliases and thin wrappers, the names that live in
+// Redis-free packages so that tools (crontabgen) need not link the engine:
+// schedule expressions in runtime/schedule, task configs and the registry
+// in runtime/registry. Code written against crontab.X keeps compiling.
 
 // Schedule tells when a task fires; it is schedule.Schedule. Next returns
 // the first fire strictly after t, or the zero Time when there is none.
@@ -29,3 +32,55 @@ func Describe(s Schedule) string { return schedule.Describe(s) }
 // removes such a task after it ran. It is false for nil and for schedules
 // not returned by Parse. It is schedule.IsOnce.
 func IsOnce(s Schedule) bool { return schedule.IsOnce(s) }
+
+// TaskInterface is implemented by every task and job type; it is
+// registry.TaskInterface. Handle runs one fire of the task; ctx carries the
+// task's timeout as its deadline and the fire's details (see FireTime,
+// TaskName and Attempt). A returned error or a panic marks the run failed.
+type TaskInterface = registry.TaskInterface
+
+// TaskConfig describes one task or job type to a Registry; it is
+// registry.TaskConfig, whose fields document their defaults. crontabgen
+// writes one per annotated type.
+type TaskConfig = registry.TaskConfig
+
+// Registry holds the task and job types a process knows; it is
+// registry.Registry. The zero Registry is empty and ready to use.
+type Registry = registry.Registry
+
+// NewRegistry returns an empty registry; it is registry.NewRegistry.
+func NewRegistry() *Registry { return registry.NewRegistry() }
+
+// Status is the state of a task, kept in the `status` field of its hash; it
+// is registry.Status. Empty means StatusActive.
+type Status = registry.Status
+
+// The task statuses (see registry.StatusActive and the others).
+const (
+	// StatusActive tasks fire on their schedule. It is the default.
+	StatusActive = registry.StatusActive
+	// StatusPaused tasks keep their place in the queue but skip every fire.
+	StatusPaused = registry.StatusPaused
+	// StatusDisabled tasks are taken out of the queue.
+	StatusDisabled = registry.StatusDisabled
+)
+
+// Misfire is what the scheduler does with instants that passed while no
+// process ran; it is registry.Misfire. Empty means MisfireOnce.
+type Misfire = registry.Misfire
+
+// The misfire policies (see registry.MisfireOnce and MisfireSkip).
+const (
+	// MisfireOnce fires one catch-up run for all missed instants. It is the default.
+	MisfireOnce = registry.MisfireOnce
+	// MisfireSkip drops missed instants and continues with the next future one.
+	MisfireSkip = registry.MisfireSkip
+)
+
+// DefaultTimeout is the timeout of a task whose TaskConfig.Timeout is zero:
+// its handler's deadline and the TTL of its lock (300s).
+const DefaultTimeout = registry.DefaultTimeout
+
+// MaxRetryLimit is the largest retry count accepted (100), for
+// TaskConfig.Retries and for a job's MaxRetries.
+const MaxRetryLimit = registry.MaxRetryLimit

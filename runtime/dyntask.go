@@ -45,7 +45,7 @@ type TaskSpec struct {
 // SetTask adds or updates a run-time task. A changed expression or zone
 // reschedules it from now; otherwise its schedule is kept.
 func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
-	reg := c.reg.lookup(spec.Type)
+	reg := c.reg.Entry(spec.Type)
 	switch {
 	case spec.Key == "":
 		return errors.New("crontab: set task: empty key")
@@ -65,7 +65,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		spec.Misfire = MisfireOnce
 	}
 	if spec.Timeout <= 0 {
-		spec.Timeout = reg.cfg.Timeout
+		spec.Timeout = reg.Config().Timeout
 	}
 	loc, err := time.LoadLocation(spec.TZ)
 	if err != nil {
@@ -80,8 +80,8 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		if params, err = json.Marshal(spec.Params); err != nil {
 			return fmt.Errorf("crontab: set task %q: encode params: %w", spec.Key, err)
 		}
-		if err := json.Unmarshal(params, reg.cfg.New()); err != nil {
-			return fmt.Errorf("crontab: set task %q: params do not decode into %s: %w", spec.Key, reg.cfg.Class, err)
+		if err := json.Unmarshal(params, reg.Config().New()); err != nil {
+			return fmt.Errorf("crontab: set task %q: params do not decode into %s: %w", spec.Key, reg.Config().Class, err)
 		}
 	}
 	now, err := c.rdb.Time(ctx).Result()
@@ -91,7 +91,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	res, err := setTaskScript.Run(ctx, c.rdb,
 		[]string{c.keys.task(spec.Key), c.keys.queue(), c.keys.tasks()},
 		spec.Key, ms(now), ms(sched.Next(now)), string(spec.Status), spec.Expression, spec.TZ, schedule.Describe(sched),
-		reg.cfg.Class, spec.Type, spec.Timeout.Milliseconds(), boolArg(spec.Concurrent), string(spec.Misfire),
+		reg.Config().Class, spec.Type, spec.Timeout.Milliseconds(), boolArg(spec.Concurrent), string(spec.Misfire),
 		string(params), c.keys.wake()).Int()
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)

@@ -77,7 +77,7 @@ func (s *Scheduler) heartbeat(ctx context.Context) error {
 	pipe := s.rdb.Pipeline()
 	pipe.ZAdd(ctx, s.keys.processes(), redis.Z{Score: float64(now), Member: s.id})
 	pipe.HSet(ctx, s.keys.process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
-		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.all()), "types", s.digest)
+		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.Entries()), "types", s.digest)
 	pipe.PExpire(ctx, s.keys.process(s.id), 3*s.opts.processTTL)
 	live := pipe.ZRangeByScore(ctx, s.keys.processes(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(now-s.opts.processTTL.Milliseconds(), 10), Max: "+inf"})

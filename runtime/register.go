@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,9 +26,9 @@ func (s *Scheduler) register(ctx context.Context) error {
 // registerFrom is register with the first instant of a task written anew
 // (a new task, a changed schedule) strictly after first.
 func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
-	var tasks []*registered
-	for _, reg := range s.reg.all() {
-		if reg.schedule != nil { // job types run only when enqueued
+	var tasks []*registry.Entry
+	for _, reg := range s.reg.Entries() {
+		if reg.Schedule() != nil { // job types run only when enqueued
 			tasks = append(tasks, reg)
 		}
 	}
@@ -38,11 +39,11 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	cmds, err := pipelined(ctx, s.rdb, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
 		cmds := make([]*redis.Cmd, len(tasks))
 		for i, reg := range tasks {
-			c := reg.cfg
+			c := reg.Config()
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
 				[]string{s.keys.task(c.Name), s.keys.queue(), s.keys.tasks(), s.keys.meta(), s.keys.declared()},
-				c.Name, ms(now), ms(reg.schedule.Next(first)), string(c.Status), c.Expression, c.TZ,
-				schedule.Describe(reg.schedule), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
+				c.Name, ms(now), ms(reg.Schedule().Next(first)), string(c.Status), c.Expression, c.TZ,
+				schedule.Describe(reg.Schedule()), c.Class, c.Name, c.Timeout.Milliseconds(), boolArg(c.Concurrent),
 				string(c.Misfire), c.Retries, sourceStatic)
 		}
 		return cmds
@@ -54,7 +55,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	for i, cmd := range cmds {
 		if n, _ := cmd.Int64(); n == 1 {
 			changed++
-			s.log.Debug("task scheduled", "task", tasks[i].cfg.Name, "expression", tasks[i].cfg.Expression)
+			s.log.Debug("task scheduled", "task", tasks[i].Config().Name, "expression", tasks[i].Config().Expression)
 		}
 	}
 	s.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
@@ -68,9 +69,9 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 // tasks.
 func (s *Scheduler) refreshDeclared(ctx context.Context, nowMS int64) error {
 	args := []any{"ZADD", s.keys.declared()}
-	for _, reg := range s.reg.all() {
-		if reg.schedule != nil {
-			args = append(args, strconv.FormatInt(nowMS, 10), reg.cfg.Name)
+	for _, reg := range s.reg.Entries() {
+		if reg.Schedule() != nil {
+			args = append(args, strconv.FormatInt(nowMS, 10), reg.Config().Name)
 		}
 	}
 	if len(args) == 2 {

@@ -119,7 +119,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { s.listenWake(ctx, sub) })
 	bg.Go(func() { s.maintain(ctx) })
-	s.log.Info("scheduler started", "tasks", len(s.reg.all()), "namespace", s.opts.namespace,
+	s.log.Info("scheduler started", "tasks", len(s.reg.Entries()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
 	close(s.started)
 
