@@ -6,6 +6,7 @@
 // linking the scheduler.
 //
 // The runtime package (github.com/gocrontab/crontab/runtime, imported as
-// crontab) re-exports every name of this package, so generated code and
-// applications write crontab.TaskConfig, crontab.NewRegistry and so on.
+// crontab) re-exports the names of this package but Entry, so generated
+// code and applications write crontab.TaskConfig, crontab.NewRegistry and
+// so on.
 package registry

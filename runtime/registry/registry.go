@@ -22,7 +22,8 @@ type Registry struct {
 }
 
 // Entry is one registered task or job type: its validated config and its
-// parsed schedule. An Entry is immutable and safe for concurrent use.
+// parsed schedule. Only a Registry makes one; an Entry is immutable and
+// safe for concurrent use.
 type Entry struct {
 	cfg      TaskConfig
 	typ      reflect.Type // the dereferenced type New returns
