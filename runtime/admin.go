@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -281,7 +282,7 @@ func (c *Client) ensureQueued(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("tz %q: %w", tz, err)
 	}
-	sched, err := Parse(expr, loc)
+	sched, err := schedule.Parse(expr, loc)
 	if err != nil {
 		return fmt.Errorf("expression %q: %w", expr, err)
 	}

@@ -21,7 +21,7 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	fast, slow := t.Name()+"/fast", t.Name()+"/slow"
 	behave(t, fast, func(ctx context.Context) error { log.add(ctx); return nil })
 	behave(t, slow, func(ctx context.Context) error { return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: fast, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: slow, Expression: "daily:03:00", TZ: "Europe/Berlin", Status: StatusPaused, Timeout: time.Minute, New: probeNew(1)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }},
@@ -136,7 +136,7 @@ func TestAdminTriggerRunsOnceWithoutMovingTheSchedule(t *testing.T) {
 		return nil
 	})
 	behave(t, other, func(ctx context.Context) error { log.add(ctx); return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: name, Expression: "cron:0 3 * * *", New: probeNew(0)},
 		TaskConfig{Name: other, Expression: "every:1h", New: probeNew(1)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }},
@@ -246,7 +246,7 @@ func TestAdminJobs(t *testing.T) {
 	}()
 	blockName := t.Name() + "/block"
 	behave(t, blockName, func(ctx context.Context) error { <-release; return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }},
 		TaskConfig{Name: blockName, New: probeNew(0)},
 	)
@@ -335,7 +335,7 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	ctx := context.Background()
 	name := t.Name()
 	behave(t, name, func(ctx context.Context) error { return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "daily:03:00", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "daily:03:00", New: probeNew(0)})
 	abandoned := make(chan RunInfo, 1)
 	redelivered := make(chan [2]string, 1)
 	hooks := Hooks{

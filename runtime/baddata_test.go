@@ -31,7 +31,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	behave(t, tick, func(ctx context.Context) error { fires.add(ctx); return nil })
 	var probes fireLog
 	behave(t, probe, func(ctx context.Context) error { probes.add(ctx); return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: probe, Expression: "every:1h", New: probeNew(1)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
@@ -279,7 +279,7 @@ func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	k := newKeys("crontab")
 	name := t.Name()
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)})
 	for _, proto := range []int{2, 3} {
 		opts := srv.Options()
 		opts.Protocol = proto

@@ -25,7 +25,7 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	var ran atomic.Int32
-	reg := registry(t, TaskConfig{Name: "count", New: func() TaskInterface { return countJob{&ran} }})
+	reg := testRegistry(t, TaskConfig{Name: "count", New: func() TaskInterface { return countJob{&ran} }})
 	c := NewClient(rdb, reg)
 	k := newKeys("crontab")
 	due := time.Now().Add(-100 * time.Millisecond).UnixMilli()

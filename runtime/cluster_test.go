@@ -33,7 +33,7 @@ func TestClusterRunsEveryScript(t *testing.T) {
 	// Longer than a heartbeat (200ms), so its lock is renewed, and than the
 	// interval, so fires find it locked.
 	behave(t, slow, func(ctx context.Context) error { return spans.run(ctx, 1500*time.Millisecond) })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: slow, Expression: "every:1s", Timeout: 10 * time.Second, New: probeNew(1)},
 		TaskConfig{Name: "sms", Retries: 1, New: func() TaskInterface { return new(smsJob) }})
@@ -61,7 +61,7 @@ func TestClusterRunsEveryScript(t *testing.T) {
 	otherNS := otherShardNamespace(t, rdb, "crontab")
 	other := t.Name() + "/other"
 	behave(t, other, func(ctx context.Context) error { fires.add(ctx); return nil })
-	_, stop3 := runScheduler(t, rdb, registry(t, TaskConfig{Name: other, Expression: "every:1s", New: probeNew(2)}),
+	_, stop3 := runScheduler(t, rdb, testRegistry(t, TaskConfig{Name: other, Expression: "every:1s", New: probeNew(2)}),
 		WithNamespace(otherNS))
 
 	c := NewClient(rdb, reg)

@@ -25,8 +25,8 @@ func (s *Scheduler) retakeLocks(ctx context.Context) {
 // hasSchedules reports whether the registry holds a scheduled task (not
 // only job types): only then does registration write the namespace's meta.
 func (s *Scheduler) hasSchedules() bool {
-	for _, reg := range s.reg.all() {
-		if reg.schedule != nil {
+	for _, reg := range s.reg.Entries() {
+		if reg.Schedule() != nil {
 			return true
 		}
 	}

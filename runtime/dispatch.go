@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +19,7 @@ const misfireThreshold = 5 * time.Second
 // fire is one claimed run, handed from the dispatch loop to a worker.
 type fire struct {
 	state taskState
-	reg   *registered
+	reg   *registry.Entry
 	at    time.Time // the scheduled instant
 	runID string
 	lease string
@@ -420,12 +421,12 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			s.log.Warn("unknown status in task hash; its fires are skipped as if paused (want active, paused or disabled)",
 				"task", m, "status", st.status)
 		}
-		reg := s.reg.lookup(st.typ)
+		reg := s.reg.Entry(st.typ)
 		if reg == nil {
 			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.typ))
 			continue
 		}
-		sched, err := s.cache.get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.expression, st.tz)
 		if err != nil {
 			s.ignore(m, "bad schedule in task hash; skipped", err)
 			continue

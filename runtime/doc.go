@@ -5,6 +5,14 @@
 //
 //	import crontab "github.com/gocrontab/crontab/runtime"
 //
+// The task interface, TaskConfig and the Registry are defined in package
+// registry (github.com/gocrontab/crontab/runtime/registry), and schedule
+// expressions, with their grammar, in package schedule
+// (github.com/gocrontab/crontab/runtime/schedule); neither needs Redis, so
+// tools such as crontabgen use them without this package. This package
+// re-exports their names (crontab.TaskConfig, crontab.Parse and the rest)
+// as aliases and wrappers.
+//
 // # Design: leaderless claims, one master for housekeeping
 //
 // Every process runs the same dispatch loop; none of them is a leader for

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // sourceDynamic marks tasks added at run time with Client.SetTask; they
@@ -48,7 +49,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		return c.err
 	}
 
-	reg := c.reg.lookup(spec.Type)
+	reg := c.reg.Entry(spec.Type)
 	switch {
 	case spec.Key == "":
 		return errors.New("crontab: set task: empty key")
@@ -68,13 +69,13 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		spec.Misfire = MisfireOnce
 	}
 	if spec.Timeout <= 0 {
-		spec.Timeout = reg.cfg.Timeout
+		spec.Timeout = reg.Config().Timeout
 	}
 	loc, err := time.LoadLocation(spec.TZ)
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: tz %q: %w", spec.Key, spec.TZ, err)
 	}
-	sched, err := Parse(spec.Expression, loc)
+	sched, err := schedule.Parse(spec.Expression, loc)
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: expression %q: %w", spec.Key, spec.Expression, err)
 	}
@@ -83,16 +84,16 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		if params, err = json.Marshal(spec.Params); err != nil {
 			return fmt.Errorf("crontab: set task %q: encode params: %w", spec.Key, err)
 		}
-		if err := json.Unmarshal(params, reg.cfg.New()); err != nil {
-			return fmt.Errorf("crontab: set task %q: params do not decode into %s: %w", spec.Key, reg.cfg.Class, err)
+		if err := json.Unmarshal(params, reg.Config().New()); err != nil {
+			return fmt.Errorf("crontab: set task %q: params do not decode into %s: %w", spec.Key, reg.Config().Class, err)
 		}
 	}
 	now, err := c.rdb.Time(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
-	res, err := c.db.SetTask(ctx, ms(now), rdb.TaskDecl{Key: spec.Key, Class: reg.cfg.Class, Type: spec.Type,
-		Expression: spec.Expression, TZ: spec.TZ, Interval: Describe(sched), Status: string(spec.Status),
+	res, err := c.db.SetTask(ctx, ms(now), rdb.TaskDecl{Key: spec.Key, Class: reg.Config().Class, Type: spec.Type,
+		Expression: spec.Expression, TZ: spec.TZ, Interval: schedule.Describe(sched), Status: string(spec.Status),
 		NextMS: ms(sched.Next(now)), Timeout: spec.Timeout, Concurrent: spec.Concurrent, Misfire: string(spec.Misfire),
 		Params: string(params)})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/gocrontab/crontab/runtime/registry"
 )
 
 // decodeEnvelope decodes a job's envelope as stored in jobs:data. An
@@ -33,19 +35,19 @@ func decodeEnvelope(raw string) (envelope, error) {
 // decodePayload returns a new value of the registered type reg with the
 // JSON payload decoded into it. A panic in the type's own UnmarshalJSON is
 // an error, like a panic in its handler, not a dead scheduler.
-func decodePayload(reg *registered, payload json.RawMessage) (task TaskInterface, err error) {
+func decodePayload(reg *registry.Entry, payload json.RawMessage) (task TaskInterface, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			task, err = nil, fmt.Errorf("decode payload into %s: panic: %v\n%s", reg.cfg.Class, p, debug.Stack())
+			task, err = nil, fmt.Errorf("decode payload into %s: panic: %v\n%s", reg.Config().Class, p, debug.Stack())
 		}
 	}()
-	task = reg.cfg.New()
+	task = reg.Config().New()
 	if task == nil {
 		return nil, errors.New("New returned nil")
 	}
 	if len(payload) > 0 {
 		if err := json.Unmarshal(payload, task); err != nil {
-			return nil, fmt.Errorf("decode payload into %s: %w", reg.cfg.Class, err)
+			return nil, fmt.Errorf("decode payload into %s: %w", reg.Config().Class, err)
 		}
 	}
 	return task, nil

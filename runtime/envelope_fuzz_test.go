@@ -116,7 +116,7 @@ func FuzzJobEnvelope(f *testing.F) {
 		if _, err := json.Marshal(env); err != nil {
 			t.Fatalf("envelope decoded from %q does not encode again: %v", raw, err)
 		}
-		r := reg.lookup(env.Task)
+		r := reg.Entry(env.Task)
 		if r == nil {
 			return // left for a process that knows the type
 		}

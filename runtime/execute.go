@@ -46,7 +46,7 @@ func (s *Scheduler) startRun(f *fire) {
 		runID:     f.runID,
 		lockValue: rdb.LockValue(s.id, ms(f.at)),
 		lease:     f.lease,
-		ttl:       f.reg.cfg.Timeout,
+		ttl:       f.reg.Config().Timeout,
 	}
 	s.mu.Lock()
 	s.inflight[f.runID] = run
@@ -66,7 +66,7 @@ func (s *Scheduler) startRun(f *fire) {
 // once the outcome is written.
 func (s *Scheduler) execute(f *fire, run *inflightRun) {
 	info := RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id}
-	timeout := f.reg.cfg.Timeout
+	timeout := f.reg.Config().Timeout
 	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
 	defer cancel()
 
@@ -97,8 +97,8 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 	}
 	run.finished.Store(true)
 	s.finish(f, run, rec, cost)
-	if err != nil && f.reg.cfg.Retries > 0 {
-		s.retryFire(f.state.typ, f.state.params, f.reg.cfg.Retries, f.runID)
+	if err != nil && f.reg.Config().Retries > 0 {
+		s.retryFire(f.state.typ, f.state.params, f.reg.Config().Retries, f.runID)
 	}
 	s.report(ctx, info, start, cost, err)
 }
@@ -123,10 +123,10 @@ func (s *Scheduler) retryFire(typ, params string, retries int, runID string) {
 // newTask builds the handler value: a new value of the registered type,
 // with the run-time task's parameters decoded into it.
 func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
-	task := f.reg.cfg.New()
+	task := f.reg.Config().New()
 	if f.state.params != "" {
 		if err := json.Unmarshal([]byte(f.state.params), task); err != nil {
-			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.member, f.reg.cfg.Class, err)
+			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.member, f.reg.Config().Class, err)
 		}
 	}
 	return task, nil

@@ -201,7 +201,7 @@ func runFailoverPair(t *testing.T, rdb redis.UniversalClient) (*fireLog, *logCap
 	name := t.Name()
 	fires := new(fireLog)
 	behave(t, name, func(ctx context.Context) error { fires.add(ctx); return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
 	logs, logger := newLogCapture()

@@ -42,7 +42,7 @@ func newFaultRig(t *testing.T, srv *redistest.Server) *faultRig {
 	r := &faultRig{srv: srv, spans: newSpanLog(), tick: t.Name() + "/tick", slow: t.Name() + "/slow", job: t.Name() + "/sleeper-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	behave(t, r.tick, func(ctx context.Context) error { r.fires.add(ctx); return nil })
 	behave(t, r.slow, func(ctx context.Context) error { return r.spans.run(ctx, 2500*time.Millisecond) })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: r.tick, Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: r.slow, Expression: "every:1s", Timeout: 20 * time.Second, New: probeNew(1)},
 		TaskConfig{Name: r.job, Timeout: 20 * time.Second, New: func() TaskInterface { return new(sleeperJob) }})

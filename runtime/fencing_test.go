@@ -22,7 +22,7 @@ func TestStaleClaimIsFenced(t *testing.T) {
 	name := t.Name()
 	var fires fireLog
 	behave(t, name, func(ctx context.Context) error { fires.add(ctx); return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	_, stopLive := runScheduler(t, rdb, reg)
 
 	// The stale process: a scheduler whose loop never runs; the test makes

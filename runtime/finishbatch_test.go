@@ -279,7 +279,7 @@ func TestFinishBatchManyTasksAtOneInstant(t *testing.T) {
 	typ := t.Name()
 	var fires fireLog
 	const tasks = 24
-	reg := registry(t, TaskConfig{Name: typ, New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: typ, New: probeNew(0)})
 	c := NewClient(rdb, reg)
 	for i := range tasks {
 		key := fmt.Sprintf("%s/%02d", typ, i)

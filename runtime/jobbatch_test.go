@@ -40,7 +40,7 @@ func burstCount(test string, n int) int32 {
 }
 
 func burstRegistry(t testing.TB) *Registry {
-	return registry(t, TaskConfig{Name: "burst", New: func() TaskInterface { return new(burstJob) }})
+	return testRegistry(t, TaskConfig{Name: "burst", New: func() TaskInterface { return new(burstJob) }})
 }
 
 // A burst larger than every batch (enqueue, claim, ack) runs each job once
@@ -164,7 +164,7 @@ func BenchmarkDrainBurst(b *testing.B) {
 	rdb := redistest.Start(b).Client(b)
 	ctx := context.Background()
 	var done atomic.Int64
-	reg := registry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }})
+	reg := testRegistry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }})
 	runScheduler(b, rdb, reg, WithListener(ListenerFunc(func(context.Context, Result) { done.Add(1) })))
 	c := NewClient(rdb, reg)
 	const n = 5000

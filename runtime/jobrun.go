@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/registry"
 )
 
 // jobRun is one claimed delivery of a job.
@@ -19,7 +20,7 @@ type jobRun struct {
 	attempt int
 	env     envelope
 	raw     string // the envelope as stored
-	reg     *registered
+	reg     *registry.Entry
 	claim   string    // the id of the claim that delivered it, its owner in Redis
 	claimed time.Time // when
 }
@@ -260,12 +261,12 @@ func (s *Scheduler) executeJob(j *jobRun) {
 		return
 	}
 	j.env = env
-	if j.reg = s.reg.lookup(j.env.Task); j.reg == nil {
+	if j.reg = s.reg.Entry(j.env.Task); j.reg == nil {
 		s.releaseJob(j)
 		return
 	}
 	info := RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: s.id}
-	timeout := j.reg.cfg.Timeout
+	timeout := j.reg.Config().Timeout
 	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
 	defer cancel()
 	start := s.clock.Now()
@@ -283,7 +284,7 @@ func (s *Scheduler) executeJob(j *jobRun) {
 	action, due := "ok", int64(0)
 	if err != nil {
 		rec.Outcome, rec.Error = OutcomeFailed, err.Error()
-		retries := j.reg.cfg.Retries
+		retries := j.reg.Config().Retries
 		if j.env.Retries != nil {
 			retries = *j.env.Retries
 		}

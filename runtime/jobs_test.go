@@ -49,7 +49,7 @@ func smsRuns(to string) []smsSeenRun {
 }
 
 func smsRegistry(t testing.TB, retries int) *Registry {
-	return registry(t, TaskConfig{Name: "sms", Retries: retries, New: func() TaskInterface { return new(smsJob) }})
+	return testRegistry(t, TaskConfig{Name: "sms", Retries: retries, New: func() TaskInterface { return new(smsJob) }})
 }
 
 func TestJobRunsOnceAtItsTimeWithItsPayload(t *testing.T) {

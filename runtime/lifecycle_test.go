@@ -19,7 +19,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	behave(t, name, func(context.Context) error { return nil })
 	k := newKeys("crontab")
 
-	_, stop := runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
+	_, stop := runScheduler(t, rdb, testRegistry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
 	stop()
 	for _, f := range []string{"class", "name", "expression", "next_run", "last_run", "status", "interval", "created_at", "tz", "timeout", "concurrent"} {
 		if ok, _ := rdb.HExists(ctx, k.Task(name), f).Result(); !ok {
@@ -38,7 +38,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	rdb.HSet(ctx, k.Task(name), "status", "paused")
 
 	// Same declaration again: nothing moves, the operator's status stays.
-	_, stop = runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
+	_, stop = runScheduler(t, rdb, testRegistry(t, TaskConfig{Name: name, Expression: "every:1h", New: probeNew(0)}))
 	stop()
 	if got := hget(t, rdb, name, "status"); got != "paused" {
 		t.Errorf("status after redeploy = %q, want the operator's paused", got)
@@ -51,7 +51,7 @@ func TestRegistrationKeepsStatusAndReschedulesOnChange(t *testing.T) {
 	}
 
 	// A changed expression reschedules, and still keeps the status.
-	_, stop = runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:2s", New: probeNew(0)}))
+	_, stop = runScheduler(t, rdb, testRegistry(t, TaskConfig{Name: name, Expression: "every:2s", New: probeNew(0)}))
 	stop()
 	next2, _ := strconv.ParseInt(hget(t, rdb, name, "next_run"), 10, 64)
 	if next2 >= next1 || next2 > time.Now().Add(3*time.Second).UnixMilli() {
@@ -77,7 +77,7 @@ func TestMisfirePolicies(t *testing.T) {
 	var log fireLog
 	behave(t, once, func(ctx context.Context) error { log.add(ctx); return nil })
 	behave(t, skip, func(ctx context.Context) error { log.add(ctx); return nil })
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: once, Expression: "every:1h", New: probeNew(0)},
 		TaskConfig{Name: skip, Expression: "every:1h", Misfire: MisfireSkip, New: probeNew(1)})
 	_, stop := runScheduler(t, rdb, reg)
@@ -118,7 +118,7 @@ func TestRedisRestartedEmptyReregisters(t *testing.T) {
 	name := t.Name()
 	var log fireLog
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
-	runScheduler(t, rdb, registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)}))
+	runScheduler(t, rdb, testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)}))
 	waitFor(t, 3*time.Second, "a fire", func() bool { return len(log.snapshot()) > 0 })
 
 	srv.Kill()
@@ -139,7 +139,7 @@ func TestSkewedLocalClocksAgree(t *testing.T) {
 	name := t.Name()
 	var log fireLog
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	for _, skew := range []time.Duration{-30 * time.Second, 0, 30 * time.Second} {
 		runScheduler(t, rdb, reg, WithLocalClock(func() time.Time { return time.Now().Add(skew) }))
 	}
@@ -166,10 +166,10 @@ func TestUndeclaredTaskIsPrunedOnlyWhenNoProcessDeclaresIt(t *testing.T) {
 	oldTask, kept := t.Name()+"/old", t.Name()+"/kept"
 	behave(t, oldTask, func(context.Context) error { return nil })
 	behave(t, kept, func(context.Context) error { return nil })
-	oldBuild := registry(t,
+	oldBuild := testRegistry(t,
 		TaskConfig{Name: oldTask, Expression: "every:1h", New: probeNew(0)},
 		TaskConfig{Name: kept, Expression: "every:1h", New: probeNew(1)})
-	newBuild := registry(t, TaskConfig{Name: kept, Expression: "every:1h", New: probeNew(1)})
+	newBuild := testRegistry(t, TaskConfig{Name: kept, Expression: "every:1h", New: probeNew(1)})
 
 	_, stopOld := runScheduler(t, rdb, oldBuild)
 	_, stopNew := runScheduler(t, rdb, newBuild)
@@ -205,7 +205,7 @@ func TestFailedFireIsRetriedWithoutMovingTheSchedule(t *testing.T) {
 		}
 		return nil
 	})
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1h", Retries: 1, New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1h", Retries: 1, New: probeNew(0)})
 	runScheduler(t, rdb, reg, WithRetryBackoff(50*time.Millisecond))
 	k := newKeys("crontab")
 	// Make the hourly instant due now.

@@ -20,7 +20,7 @@ func TestLargestBatchLosesNoJobs(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	var ran atomic.Int32
-	reg := registry(t, TaskConfig{Name: "count", New: func() TaskInterface { return &countJob{&ran} }})
+	reg := testRegistry(t, TaskConfig{Name: "count", New: func() TaskInterface { return &countJob{&ran} }})
 	c := NewClient(rdb, reg)
 	const n = 10000
 	jobs := make([]Job, n)

@@ -76,7 +76,7 @@ func (s *Scheduler) heartbeat(ctx context.Context) error {
 	pipe := s.rdb.Pipeline()
 	pipe.ZAdd(ctx, s.keys.Processes(), redis.Z{Score: float64(now), Member: s.id})
 	pipe.HSet(ctx, s.keys.Process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
-		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.all()), "types", s.digest)
+		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.Entries()), "types", s.digest)
 	pipe.PExpire(ctx, s.keys.Process(s.id), 3*s.opts.processTTL)
 	live := pipe.ZRangeByScore(ctx, s.keys.Processes(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(now-s.opts.processTTL.Milliseconds(), 10), Max: "+inf"})
@@ -319,7 +319,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		if err != nil || (st.status != StatusActive && st.status != StatusPaused) || st.expression == "" {
 			continue
 		}
-		sched, err := s.cache.get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.expression, st.tz)
 		if err != nil {
 			continue
 		}

@@ -36,7 +36,7 @@ func usedMemory(b *testing.B, rdb *redis.Client) int64 {
 func BenchmarkMemoryPerPendingJob(b *testing.B) {
 	const n = 100_000
 	rdb := redistest.Start(b).Client(b)
-	c := NewClient(rdb, registry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }}))
+	c := NewClient(rdb, testRegistry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }}))
 	ctx := context.Background()
 	for range b.N {
 		rdb.FlushAll(ctx)

@@ -52,7 +52,7 @@ func paceOf(test string, n int) ([]string, time.Time) {
 }
 
 func paceRegistry(t testing.TB) *Registry {
-	return registry(t, TaskConfig{Name: "pace", New: func() TaskInterface { return new(paceJob) }})
+	return testRegistry(t, TaskConfig{Name: "pace", New: func() TaskInterface { return new(paceJob) }})
 }
 
 // A scheduler that stops while it holds jobs claimed ahead of its workers

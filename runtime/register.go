@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // sourceStatic marks tasks declared in code (by crontabgen or Registry.Add);
@@ -24,9 +26,9 @@ func (s *Scheduler) register(ctx context.Context) error {
 // registerFrom is register with the first instant of a task written anew
 // (a new task, a changed schedule) strictly after first.
 func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
-	var tasks []*registered
-	for _, reg := range s.reg.all() {
-		if reg.schedule != nil { // job types run only when enqueued
+	var tasks []*registry.Entry
+	for _, reg := range s.reg.Entries() {
+		if reg.Schedule() != nil { // job types run only when enqueued
 			tasks = append(tasks, reg)
 		}
 	}
@@ -36,9 +38,9 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	now := s.clock.Now()
 	decls := make([]rdb.TaskDecl, len(tasks))
 	for i, reg := range tasks {
-		c := reg.cfg
+		c := reg.Config()
 		decls[i] = rdb.TaskDecl{Key: c.Name, Class: c.Class, Type: c.Name, Expression: c.Expression, TZ: c.TZ,
-			Interval: Describe(reg.schedule), Status: string(c.Status), NextMS: ms(reg.schedule.Next(first)),
+			Interval: schedule.Describe(reg.Schedule()), Status: string(c.Status), NextMS: ms(reg.Schedule().Next(first)),
 			Timeout: c.Timeout, Concurrent: c.Concurrent, Misfire: string(c.Misfire), Retries: c.Retries}
 	}
 	written, err := s.db.Register(ctx, ms(now), decls)
@@ -49,7 +51,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	for i, ch := range written {
 		if ch {
 			changed++
-			s.log.Debug("task scheduled", "task", tasks[i].cfg.Name, "expression", tasks[i].cfg.Expression)
+			s.log.Debug("task scheduled", "task", tasks[i].Config().Name, "expression", tasks[i].Config().Expression)
 		}
 	}
 	s.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
@@ -63,9 +65,9 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 // tasks.
 func (s *Scheduler) refreshDeclared(ctx context.Context, nowMS int64) error {
 	args := []any{"ZADD", s.keys.Declared()}
-	for _, reg := range s.reg.all() {
-		if reg.schedule != nil {
-			args = append(args, strconv.FormatInt(nowMS, 10), reg.cfg.Name)
+	for _, reg := range s.reg.Entries() {
+		if reg.Schedule() != nil {
+			args = append(args, strconv.FormatInt(nowMS, 10), reg.Config().Name)
 		}
 	}
 	if len(args) == 2 {

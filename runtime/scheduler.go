@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,7 +29,7 @@ type Scheduler struct {
 	keys   keys
 	log    *slog.Logger
 	clock  *serverClock
-	cache  scheduleCache
+	cache  schedule.Cache
 	id     string
 	start  time.Time
 	wakeCh chan struct{}
@@ -124,7 +125,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { s.listenWake(ctx, sub) })
 	bg.Go(func() { s.maintain(ctx) })
-	s.log.Info("scheduler started", "tasks", len(s.reg.all()), "namespace", s.opts.namespace,
+	s.log.Info("scheduler started", "tasks", len(s.reg.Entries()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
 	close(s.started)
 

@@ -134,8 +134,8 @@ func runScheduler(t testing.TB, rdb redis.UniversalClient, reg *Registry, opts .
 	return s, stop
 }
 
-// registry builds a registry of configs, failing the test on error.
-func registry(t testing.TB, cfgs ...TaskConfig) *Registry {
+// testRegistry builds a registry of configs, failing the test on error.
+func testRegistry(t testing.TB, cfgs ...TaskConfig) *Registry {
 	t.Helper()
 	r := NewRegistry()
 	for _, c := range cfgs {

@@ -17,7 +17,7 @@ func TestEachInstantFiresOnceAcrossSchedulers(t *testing.T) {
 	var log fireLog
 	name := t.Name()
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	var stops []func()
 	for range 3 {
 		// A sleep cap far above the interval: the loop must wake for the
@@ -62,7 +62,7 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	var log fireLog
 	name := t.Name()
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg)
 	k := newKeys("crontab")
 
@@ -131,7 +131,7 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 		<-running
 		return nil
 	})
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg)
 	runScheduler(t, rdb, reg)
 	time.Sleep(5 * time.Second)
@@ -160,7 +160,7 @@ func TestConcurrentTaskOverlaps(t *testing.T) {
 	name := t.Name()
 	var log fireLog
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); time.Sleep(2200 * time.Millisecond); return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", Concurrent: true, New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Concurrent: true, New: probeNew(0)})
 	runScheduler(t, rdb, reg)
 	time.Sleep(3500 * time.Millisecond)
 	fires := log.snapshot()
@@ -177,7 +177,7 @@ func TestPanicIsAFailedRun(t *testing.T) {
 	behave(t, name, func(ctx context.Context) error { calls <- struct{}{}; panic("boom") })
 	var failed []error
 	done := make(chan struct{}, 100)
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg, WithHooks(Hooks{Failed: func(_ context.Context, _ RunInfo, err error) {
 		failed = append(failed, err)
 		done <- struct{}{}
@@ -218,7 +218,7 @@ func TestListenerAndFireTimeInContext(t *testing.T) {
 		return nil
 	})
 	results := make(chan Result, 10)
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: 7 * time.Second, New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: 7 * time.Second, New: probeNew(0)})
 	runScheduler(t, rdb, reg, WithListener(ListenerFunc(func(_ context.Context, r Result) { results <- r })))
 	r1, r2 := <-results, <-results
 	if !r1.OK || r1.Err != nil || r2.OK || !errors.Is(r2.Err, errBad) {

@@ -27,7 +27,7 @@ func TestUnregisteredNamesNeverResolveToCode(t *testing.T) {
 	k := newKeys("crontab")
 	probe := t.Name() + "/probe"
 	var probes fireLog
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: probe, Expression: "every:1h", New: probeNew(0)},
 		TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
 	smsClass, _ := reg.Lookup("sms")
@@ -107,7 +107,7 @@ func TestOversizedRawJobRuns(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	k := newKeys("crontab")
-	reg := registry(t, TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
+	reg := testRegistry(t, TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
 	to := unique(t)
 	text := strings.Repeat("x", 2<<20)
 	payload := fmt.Sprintf(`{"to":%q,"text":%q}`, to, text)

@@ -56,10 +56,10 @@ func (p peerShare) split(fires []*fire) ([]*fire, bool) {
 // registryDigest names the set of task types of reg: processes with the same
 // digest can run the same tasks, and split their instants.
 func registryDigest(reg *Registry) string {
-	regs := reg.all()
+	regs := reg.Entries()
 	names := make([]string, len(regs))
 	for i, r := range regs {
-		names[i] = r.cfg.Name
+		names[i] = r.Config().Name
 	}
 	slices.Sort(names)
 	h := fnv.New64a()

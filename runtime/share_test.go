@@ -70,13 +70,13 @@ func TestPeerShareSplit(t *testing.T) {
 }
 
 func TestRegistryDigest(t *testing.T) {
-	a := registry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)},
+	a := testRegistry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)},
 		TaskConfig{Name: "b", New: probeNew(1)})
-	b := registry(t, TaskConfig{Name: "b", New: probeNew(1)},
+	b := testRegistry(t, TaskConfig{Name: "b", New: probeNew(1)},
 		TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)})
-	c := registry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)})
+	c := testRegistry(t, TaskConfig{Name: "a", Expression: "every:1s", New: probeNew(0)})
 	// Names are separated: "ab" alone must not digest like "a" and "b".
-	d := registry(t, TaskConfig{Name: "ab", Expression: "every:1s", New: probeNew(0)})
+	d := testRegistry(t, TaskConfig{Name: "ab", Expression: "every:1s", New: probeNew(0)})
 	if registryDigest(a) != registryDigest(b) {
 		t.Error("the same task types added in another order digest differently")
 	}
@@ -94,8 +94,8 @@ func TestRegistryDigest(t *testing.T) {
 func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
-	same := registry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)})
-	other := registry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)},
+	same := testRegistry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)})
+	other := testRegistry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)},
 		TaskConfig{Name: "more", Expression: "every:1h", New: probeNew(1)})
 	s1, _ := runScheduler(t, rdb, same, WithProcessID("p1"))
 	s2, stop2 := runScheduler(t, rdb, same, WithProcessID("p2"))
@@ -127,7 +127,7 @@ func (t stampTask) Handle(ctx context.Context) error { t.log.add(ctx); return ni
 func stampTasks(t *testing.T, rdb redis.UniversalClient, keys []string) (*Registry, *fireLog) {
 	t.Helper()
 	log := new(fireLog)
-	reg := registry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{log} }})
+	reg := testRegistry(t, TaskConfig{Name: "stamp", New: func() TaskInterface { return stampTask{log} }})
 	c := NewClient(rdb, reg)
 	for _, key := range keys {
 		must(t, c.SetTask(context.Background(), TaskSpec{Key: key, Type: "stamp", Expression: "every:1s"}))

@@ -33,7 +33,7 @@ func TestGracefulShutdownLetsRunsFinishThenCancels(t *testing.T) {
 		mu.Unlock()
 		return ctx.Err()
 	})
-	reg := registry(t,
+	reg := testRegistry(t,
 		TaskConfig{Name: quick, Expression: "every:1h", New: probeNew(0)},
 		TaskConfig{Name: stubborn, Expression: "every:1h", New: probeNew(1)})
 	k := newKeys("crontab")
@@ -105,7 +105,7 @@ func TestMiddlewareAndSkippedHook(t *testing.T) {
 	}
 	failed := make(chan error, 10)
 	skipped := make(chan SkipReason, 10)
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg, WithMiddleware(mw("outer")), WithMiddleware(mw("inner")),
 		WithHooks(Hooks{
 			Failed:  func(_ context.Context, _ RunInfo, err error) { failed <- err },

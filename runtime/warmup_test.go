@@ -76,7 +76,7 @@ func TestWarmUpBeforePreparedInstant(t *testing.T) {
 	seen := monitor(t, srv)
 	name := t.Name()
 	behave(t, name, func(context.Context) error { return nil })
-	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	_, stop := runScheduler(t, rdb, reg)
 	time.Sleep(3500 * time.Millisecond)
 	stop()

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/annotate"
-	crontab "github.com/gocrontab/crontab/runtime"
+	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -96,16 +97,18 @@ func (g *generator) valuePos(t *task, key string) token.Position {
 	return g.commentPos(t.comment, off)
 }
 
-// checkDirective checks a parsed directive with the runtime: the whole
-// config with a Registry, so the generator and the runtime cannot
+// checkDirective checks a parsed directive with the runtime's own
+// packages (runtime/registry and runtime/schedule, which the runtime
+// re-exports, so the generator needs neither the engine nor Redis): the
+// whole config with a Registry, so the generator and the runtime cannot
 // disagree, and on failure the zone and expression, to point at them.
 func (g *generator) checkDirective(t *task) {
 	d := t.dir
 	// The runtime is the judge: a Registry validates the config exactly as
 	// the generated Register will. Only when it refuses, find the part at
 	// fault, with the same parsers, to point at it.
-	r := crontab.NewRegistry()
-	err := r.Add(taskConfig(t, func() crontab.TaskInterface { return placeholder{} }))
+	r := registry.NewRegistry()
+	err := r.Add(taskConfig(t, func() registry.TaskInterface { return placeholder{} }))
 	if err == nil {
 		return
 	}
@@ -115,7 +118,7 @@ func (g *generator) checkDirective(t *task) {
 		loc = time.UTC
 	}
 	if d.Expression != "" {
-		if _, perr := crontab.Parse(d.Expression, loc); perr != nil {
+		if _, perr := schedule.Parse(d.Expression, loc); perr != nil {
 			g.errs.add(g.valuePos(t, "expression"), "invalid expression %q: %v", d.Expression, perr)
 			return
 		}
@@ -149,17 +152,17 @@ type placeholder struct{}
 func (placeholder) Handle(context.Context) error { return nil }
 
 // taskConfig is the TaskConfig the generated file writes for t.
-func taskConfig(t *task, newTask func() crontab.TaskInterface) crontab.TaskConfig {
+func taskConfig(t *task, newTask func() registry.TaskInterface) registry.TaskConfig {
 	d := t.dir
-	return crontab.TaskConfig{
+	return registry.TaskConfig{
 		Name:       d.Name,
 		Class:      t.class(),
 		Expression: d.Expression,
-		Status:     crontab.Status(d.Status),
+		Status:     registry.Status(d.Status),
 		Timeout:    d.Timeout,
 		Concurrent: d.Concurrent,
 		TZ:         d.TZ,
-		Misfire:    crontab.Misfire(d.Misfire),
+		Misfire:    registry.Misfire(d.Misfire),
 		Retries:    d.Retries,
 		New:        newTask,
 	}
@@ -245,7 +248,8 @@ func methodString(name string, sig *types.Signature, q types.Qualifier) string {
 }
 
 // taskInterface returns crontab.TaskInterface as the package pkg sees it:
-// from the runtime package among its imports, or else built from the
+// from the runtime package (or the registry package it re-exports the
+// interface from) among its imports, or else built from the
 // context package it imports, or else from a stand-in context package (no
 // Handle method of pkg can then match, as none can mention context.Context).
 func taskInterface(pkg *types.Package) *types.Interface {
@@ -258,7 +262,7 @@ func taskInterface(pkg *types.Package) *types.Interface {
 		}
 		seen[p] = true
 		switch p.Path() {
-		case runtimePath:
+		case runtimePath, registryPath:
 			rt = p
 		case "context":
 			ctx = p

@@ -28,6 +28,9 @@ const (
 	redisPath   = "github.com/redis/go-redis/v9"
 )
 
+// registryPath is the package runtime takes TaskInterface from.
+const registryPath = "github.com/gocrontab/crontab/runtime/registry"
+
 // Config is one run of the generator.
 type Config struct {
 	// Dir is the directory relative paths (arguments, Output) are resolved

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"fmt"
@@ -6,30 +6,44 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // Registry holds the task and job types a process knows. Only a registered
 // type can be run by name: a name in Redis that the registry lacks is never
-// resolved to code. A Registry is safe for concurrent use.
+// resolved to code. The zero Registry is empty and ready to use, like the
+// one NewRegistry returns. A Registry is safe for concurrent use; it must not
+// be copied after first use.
 type Registry struct {
 	mu     sync.RWMutex
-	byName map[string]*registered
-	byType map[reflect.Type]*registered
+	byName map[string]*Entry
+	byType map[reflect.Type]*Entry
 }
 
-// registered is one validated TaskConfig with its parsed schedule.
-type registered struct {
+// Entry is one registered task or job type: its validated config and its
+// parsed schedule. Only a Registry makes one; an Entry is immutable and
+// safe for concurrent use.
+type Entry struct {
 	cfg      TaskConfig
 	typ      reflect.Type // the dereferenced type New returns
 	loc      *time.Location
-	schedule Schedule // nil for job types
+	schedule schedule.Schedule // nil for job types
 }
+
+// Config returns the entry's config with its defaults applied (see
+// TaskConfig) and Class filled in.
+func (e *Entry) Config() TaskConfig { return e.cfg }
+
+// Schedule returns the config's Expression parsed in its zone, or nil for a
+// job type (an empty Expression).
+func (e *Entry) Schedule() schedule.Schedule { return e.schedule }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{
-		byName: make(map[string]*registered),
-		byType: make(map[reflect.Type]*registered),
+		byName: make(map[string]*Entry),
+		byType: make(map[reflect.Type]*Entry),
 	}
 }
 
@@ -42,6 +56,10 @@ func (r *Registry) Add(cfg TaskConfig) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.byName == nil {
+		r.byName = make(map[string]*Entry)
+		r.byType = make(map[reflect.Type]*Entry)
+	}
 	if _, dup := r.byName[reg.cfg.Name]; dup {
 		return fmt.Errorf("task %q: registered twice", reg.cfg.Name)
 	}
@@ -54,7 +72,7 @@ func (r *Registry) Add(cfg TaskConfig) error {
 }
 
 // compile validates cfg and parses its zone and schedule.
-func compile(cfg TaskConfig) (*registered, error) {
+func compile(cfg TaskConfig) (*Entry, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -74,9 +92,9 @@ func compile(cfg TaskConfig) (*registered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("task %q: tz %q: %w", cfg.Name, cfg.TZ, err)
 	}
-	reg := &registered{cfg: cfg, typ: typ, loc: loc}
+	reg := &Entry{cfg: cfg, typ: typ, loc: loc}
 	if cfg.Expression != "" {
-		reg.schedule, err = Parse(cfg.Expression, loc)
+		reg.schedule, err = schedule.Parse(cfg.Expression, loc)
 		if err != nil {
 			return nil, fmt.Errorf("task %q: expression %q: %w", cfg.Name, cfg.Expression, err)
 		}
@@ -86,14 +104,15 @@ func compile(cfg TaskConfig) (*registered, error) {
 
 // Lookup returns the config registered under name, with defaults applied.
 func (r *Registry) Lookup(name string) (TaskConfig, bool) {
-	reg := r.lookup(name)
+	reg := r.Entry(name)
 	if reg == nil {
 		return TaskConfig{}, false
 	}
 	return reg.cfg, true
 }
 
-func (r *Registry) lookup(name string) *registered {
+// Entry returns the entry registered under name, or nil when there is none.
+func (r *Registry) Entry(name string) *Entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.byName[name]
@@ -109,7 +128,7 @@ func (r *Registry) NameOf(job TaskInterface) (string, bool) {
 	return reg.cfg.Name, true
 }
 
-func (r *Registry) lookupValue(job TaskInterface) *registered {
+func (r *Registry) lookupValue(job TaskInterface) *Entry {
 	if job == nil {
 		return nil
 	}
@@ -124,7 +143,7 @@ func (r *Registry) lookupValue(job TaskInterface) *registered {
 
 // Tasks returns every registered config, sorted by name.
 func (r *Registry) Tasks() []TaskConfig {
-	regs := r.all()
+	regs := r.Entries()
 	out := make([]TaskConfig, len(regs))
 	for i, reg := range regs {
 		out[i] = reg.cfg
@@ -132,14 +151,15 @@ func (r *Registry) Tasks() []TaskConfig {
 	return out
 }
 
-func (r *Registry) all() []*registered {
+// Entries returns every entry, sorted by name.
+func (r *Registry) Entries() []*Entry {
 	r.mu.RLock()
-	out := make([]*registered, 0, len(r.byName))
+	out := make([]*Entry, 0, len(r.byName))
 	for _, reg := range r.byName {
 		out = append(out, reg)
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *registered) int {
+	slices.SortFunc(out, func(a, b *Entry) int {
 		switch {
 		case a.cfg.Name < b.cfg.Name:
 			return -1

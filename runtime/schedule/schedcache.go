@@ -1,4 +1,4 @@
-package runtime
+package schedule
 
 import (
 	"fmt"
@@ -6,10 +6,14 @@ import (
 	"time"
 )
 
-// scheduleCache parses (expression, zone) pairs once. Processes compute the
+// Cache parses (expression, zone) pairs once. Processes compute the
 // next instant from the expression stored in the task hash, not from their
 // own registry, so processes of different builds agree on every instant.
-type scheduleCache struct {
+//
+// The zero Cache is empty and ready to use; it is safe for concurrent use
+// and must not be copied after first use. It remembers errors too, and at
+// most 10,000 pairs: past that it starts over empty.
+type Cache struct {
 	mu sync.Mutex
 	m  map[[2]string]scheduleEntry
 }
@@ -22,7 +26,10 @@ type scheduleEntry struct {
 // maxCachedSchedules bounds the cache; past it the cache starts over.
 const maxCachedSchedules = 10000
 
-func (c *scheduleCache) get(expression, tz string) (Schedule, error) {
+// Get returns Parse(expression, loc) for the zone loc that
+// time.LoadLocation(tz) returns ("" and "UTC" mean UTC). Its error names
+// the part at fault: `tz "X": ...` or `expression "X": ...`.
+func (c *Cache) Get(expression, tz string) (Schedule, error) {
 	k := [2]string{expression, tz}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 // TaskInterface is implemented by every task and job type. Handle runs one
 // fire of the task; ctx carries the task's timeout as its deadline and the
-// fire's details (see FireTime, TaskName and Attempt). A returned error or a
-// panic marks the run failed.
+// fire's details (see FireTime, TaskName and Attempt in package runtime). A
+// returned error or a panic marks the run failed.
 type TaskInterface interface {
 	Handle(ctx context.Context) error
 }
@@ -71,7 +71,7 @@ type TaskConfig struct {
 	// "example.com/app/tasks.CleanLogs". Informational: stored in the task
 	// hash for operators. Empty means the registry fills it from New.
 	Class string
-	// Expression is the schedule (see Parse). Empty makes a job type: it
+	// Expression is the schedule (see schedule.Parse). Empty makes a job type: it
 	// never fires on its own and runs only when enqueued.
 	Expression string
 	// Status is the initial status written when the task is first
