@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -62,45 +61,19 @@ func (s *Scheduler) startRun(f *fire) {
 }
 
 // execute runs one fire's handler, gives its worker slot back and records
-// its outcome; hooks and listeners are told, and a failed run retried,
-// once the outcome is written.
+// its outcome; a failed run is retried once the outcome is written, and the
+// hooks and listeners are told then (run.go).
 func (s *Scheduler) execute(f *fire, run *inflightRun) {
-	info := RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id}
-	timeout := f.reg.Config().Timeout
-	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
-	defer cancel()
-
-	start := s.clock.Now()
-	var err error
-	task, derr := s.newTask(f)
-	if derr != nil {
-		err = derr
-	} else {
-		if h := s.opts.hooks.BeforeExecute; h != nil {
-			h(ctx, info)
-		}
-		err = s.call(ctx, info, task)
-	}
-	end := s.clock.Now()
-	cost := end.Sub(start)
-	outcome := OutcomeOK
-	if err != nil {
-		outcome = OutcomeFailed
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("timeout %v exceeded: %w", timeout, err)
-		}
-	}
-	rec := Record{Task: info.Task, Fire: f.at, Start: start, End: end, Outcome: outcome,
-		Process: s.id, Attempt: 1}
-	if err != nil {
-		rec.Error = err.Error()
-	}
+	rep, rec := s.runHandler(handlerRun{
+		info:  RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id},
+		entry: f.reg,
+		build: func() (TaskInterface, error) { return s.newTask(f) },
+	})
 	run.finished.Store(true)
-	s.finish(f, run, rec, cost)
-	if err != nil && f.reg.Config().Retries > 0 {
+	s.finish(f, run, rec, rep)
+	if rep.err != nil && f.reg.Config().Retries > 0 {
 		s.retryFire(f.state.typ, f.state.params, f.reg.Config().Retries, f.runID)
 	}
-	s.report(ctx, info, start, cost, err)
 }
 
 // retryFire re-runs a failed or abandoned fire of a scheduled task as a
@@ -132,38 +105,15 @@ func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
 	return task, nil
 }
 
-// call runs task's handler through the middleware chain; a panic anywhere
-// in it is a failed run.
-func (s *Scheduler) call(ctx context.Context, info RunInfo, task TaskInterface) error {
-	next := task.Handle
-	for i := len(s.opts.middleware) - 1; i >= 0; i-- {
-		m, inner := s.opts.middleware[i], next
-		next = func(ctx context.Context) error { return m(ctx, info, inner) }
-	}
-	return safeHandle(ctx, handlerFunc(next))
-}
-
-type handlerFunc func(context.Context) error
-
-func (f handlerFunc) Handle(ctx context.Context) error { return f(ctx) }
-
-// safeHandle calls Handle, turning a panic into an error.
-func safeHandle(ctx context.Context, task TaskInterface) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
-		}
-	}()
-	return task.Handle(ctx)
-}
-
 // finish queues the run's finish for the next batch (finishbatch.go), gives
 // the worker slot back, and waits until the finish is written; until then
-// the run stays in flight here and its lock and lease are renewed. Redis
+// the run stays in flight here and its lock and lease are renewed. The
+// batch's writer then reports rep. Redis
 // being away is retried for a while, so a finished run is not reported
 // abandoned.
-func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, cost time.Duration) {
-	e := &runEnd{f: f, run: run, rec: rec, cost: cost, done: make(chan struct{})}
+func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, rep *runReport) {
+	s.running.Add(1) // done once the finish is written and reported
+	e := &runEnd{f: f, run: run, rec: rec, cost: rep.cost, report: rep, done: make(chan struct{})}
 	s.finishes.add(e)
 	s.slots <- struct{}{} // the handler is done: the worker may take the next fire
 	<-e.done

@@ -15,7 +15,10 @@ type runEnd struct {
 	run  *inflightRun
 	rec  Record
 	cost time.Duration
-	done chan struct{} // closed once written (or given up on)
+	// report is told to the hooks and listeners once written; it holds a
+	// count of Scheduler.running.
+	report *runReport
+	done   chan struct{} // closed once written (or given up on)
 }
 
 // finishLinger is how long the flusher of run finishes, started by a
@@ -29,11 +32,18 @@ type runEnd struct {
 const finishLinger = 3 * time.Millisecond
 
 // flushFinishes writes a batch of run finishes, then wakes the runs
-// waiting for them.
+// waiting for them and has them reported.
 func (s *Scheduler) flushFinishes(batch []*runEnd) {
 	s.writeFinishes(batch)
+	reports := make([]*runReport, 0, len(batch))
 	for _, e := range batch {
 		close(e.done)
+		if e.report != nil {
+			reports = append(reports, e.report)
+		}
+	}
+	if len(reports) > 0 {
+		go s.reportRuns(reports)
 	}
 }
 

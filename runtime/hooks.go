@@ -50,12 +50,15 @@ type Result struct {
 }
 
 // Hooks are called around every run. A nil field is not called. Hooks must
-// be quick and must not panic. BeforeExecute is called on the goroutine that
-// runs the handler. Executed and Failed, like the listeners, are called
-// once the run is recorded in Redis: for a scheduled task on the goroutine
-// that ran it; for a job, whose acknowledgement is written in a batch with
-// others, on a goroutine that reports that batch's runs in order, with a
-// ctx that carries the RunInfo but not the handler's deadline.
+// be quick and must not panic. Scheduled fires and jobs go through one run
+// path (run.go), so the timing is the same for both: BeforeExecute is called
+// on the goroutine that runs the handler, just before it, with the
+// handler's ctx (its deadline included). Executed and Failed, like the
+// listeners, are called once the run's outcome is recorded in Redis (a
+// fire's finish, a job's ack, both written in batches), on a goroutine that
+// reports the runs of one written batch in order, with a ctx that carries
+// the RunInfo but not the handler's deadline. Run returns after every
+// finished run has been reported.
 type Hooks struct {
 	// BeforeExecute is called just before the handler starts.
 	BeforeExecute func(ctx context.Context, run RunInfo)

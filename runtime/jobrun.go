@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -265,54 +264,33 @@ func (s *Scheduler) executeJob(j *jobRun) {
 		s.releaseJob(j)
 		return
 	}
-	info := RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: s.id}
-	timeout := j.reg.Config().Timeout
-	ctx, cancel := context.WithTimeout(withRun(s.runCtx, info), timeout)
-	defer cancel()
-	start := s.clock.Now()
-	task, err := decodePayload(j.reg, j.env.Payload)
-	if err == nil {
-		if h := s.opts.hooks.BeforeExecute; h != nil {
-			h(ctx, info)
-		}
-		err = s.call(ctx, info, task)
-	}
-	end := s.clock.Now()
-	cost := end.Sub(start)
-	rec := Record{Task: info.Task, JobID: j.id, Fire: j.due, Start: start, End: end, Outcome: OutcomeOK,
-		Process: s.id, Attempt: j.attempt}
+	rep, rec := s.runHandler(handlerRun{
+		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: s.id},
+		entry: j.reg,
+		build: func() (TaskInterface, error) { return decodePayload(j.reg, j.env.Payload) },
+	})
 	action, due := "ok", int64(0)
-	if err != nil {
-		rec.Outcome, rec.Error = OutcomeFailed, err.Error()
+	if rep.err != nil {
 		retries := j.reg.Config().Retries
 		if j.env.Retries != nil {
 			retries = *j.env.Retries
 		}
 		if j.attempt <= retries {
-			action, due = "retry", ms(end.Add(s.backoff(j.attempt)))
+			action, due = "retry", ms(rec.End.Add(s.backoff(j.attempt)))
 		} else {
 			action = "dead"
 		}
 	}
-	s.endJob(j, action, due, rec, &jobReport{info: info, start: start, cost: cost, err: err})
+	s.endJob(j, action, due, rec, rep)
 }
 
 // endJob queues j's ack and gives its worker slot back. The job stays in
 // flight, its lease renewed, until the ack is written; then the hooks and
 // listeners are told of rep (when not nil). Run waits for both.
-func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record, rep *jobReport) {
+func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record, rep *runReport) {
 	s.running.Add(1) // done once the ack is written and reported
 	s.jobs.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
 	s.freeWorker() // the handler is done: the worker may take the next job
-}
-
-// jobReport is what the hooks and listeners are told of a job's run once
-// its ack is written.
-type jobReport struct {
-	info  RunInfo
-	start time.Time
-	cost  time.Duration
-	err   error
 }
 
 // backoff is the delay before retry number attempt: exponential from the
@@ -331,7 +309,7 @@ type jobAck struct {
 	due    int64  // retry or release: when it is due again (unix ms)
 	rec    Record
 	done   chan struct{} // when not nil: closed once written (or given up on)
-	report *jobReport    // when not nil: told to hooks and listeners once written
+	report *runReport    // when not nil: told to hooks and listeners once written
 	// counted: the ack holds a count of Scheduler.running (see endJob).
 	counted bool
 }
@@ -340,20 +318,20 @@ type jobAck struct {
 // has the runs reported.
 func (s *Scheduler) flushAcks(batch []*jobAck) {
 	s.writeAcks(batch)
-	var reports []*jobAck
+	var reports []*runReport
 	for _, a := range batch {
 		if a.done != nil {
 			close(a.done)
 		}
 		switch {
-		case a.report != nil:
-			reports = append(reports, a)
+		case a.report != nil && a.counted:
+			reports = append(reports, a.report) // its count is done once reported
 		case a.counted:
 			s.running.Done()
 		}
 	}
 	if len(reports) > 0 {
-		go s.reportAcked(reports)
+		go s.reportRuns(reports)
 	}
 }
 
@@ -440,18 +418,6 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 	}
 }
 
-// reportAcked tells the hooks and listeners of runs whose acks are
-// written, in order, on one goroutine per batch of acks.
-func (s *Scheduler) reportAcked(acks []*jobAck) {
-	for _, a := range acks {
-		r := a.report
-		s.report(withRun(s.runCtx, r.info), r.info, r.start, r.cost, r.err)
-		if a.counted {
-			s.running.Done()
-		}
-	}
-}
-
 // releaseJob puts back a job whose type this process lacks, a little
 // later, for a process that has it. It is never dropped.
 func (s *Scheduler) releaseJob(j *jobRun) {
@@ -506,27 +472,6 @@ func (s *Scheduler) redeliver(ctx context.Context) error {
 		s.rdb.Publish(ctx, s.keys.Wake(), "redeliver")
 	}
 	return nil
-}
-
-// report calls the hooks and listeners of a finished run.
-func (s *Scheduler) report(ctx context.Context, info RunInfo, start time.Time, cost time.Duration, err error) {
-	if err != nil {
-		s.log.Warn("run failed", "task", info.Task, "job", info.JobID, "fire", info.Fire, "attempt", info.Attempt, "err", err)
-		if h := s.opts.hooks.Failed; h != nil {
-			h(ctx, info, err)
-		}
-	} else {
-		if s.log.Enabled(ctx, slog.LevelDebug) { // the arguments cost allocations even when not logged
-			s.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", cost.String())
-		}
-		if h := s.opts.hooks.Executed; h != nil {
-			h(ctx, info, cost)
-		}
-	}
-	res := Result{RunInfo: info, Start: start, Cost: cost, OK: err == nil, Err: err}
-	for _, l := range s.opts.listeners {
-		l.OnComplete(ctx, res)
-	}
 }
 
 func truncate(s string, n int) string {

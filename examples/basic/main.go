@@ -47,7 +47,7 @@ func run() error {
 	slog.SetDefault(logger)
 	s, err := tasks.NewScheduler(rdb,
 		crontab.WithLogger(logger),
-		crontab.WithNamespace(os.Getenv("CRONTAB_NAMESPACE")),
+		crontab.WithNamespace(namespace()),
 		crontab.WithGracePeriod(10*time.Second),
 		crontab.WithListener(crontab.ListenerFunc(printRun)),
 	)
@@ -67,4 +67,12 @@ func printRun(_ context.Context, r crontab.Result) {
 	lag := r.Start.Sub(r.Fire)
 	fmt.Printf("%s  %-14s fire=%s lag=%-8s cost=%-8s %s\n", time.Now().Format("15:04:05.000"), r.Task,
 		r.Fire.Format(time.TimeOnly), lag.Round(time.Millisecond/10), r.Cost.Round(time.Millisecond), status)
+}
+
+// namespace is $CRONTAB_NAMESPACE, or the default namespace when it is unset.
+func namespace() string {
+	if ns := os.Getenv("CRONTAB_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return crontab.DefaultNamespace
 }

@@ -37,7 +37,7 @@ func run() error {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	ctx := context.Background()
-	c := sms.NewClient(rdb, crontab.WithNamespace(os.Getenv("CRONTAB_NAMESPACE")))
+	c := sms.NewClient(rdb, crontab.WithNamespace(namespace()))
 
 	for i, d := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
 		id, err := c.Enqueue(ctx, sms.SendSMS{To: fmt.Sprintf("+1555000%d", i), Text: "your code is 1234"}, crontab.In(d))
@@ -73,4 +73,12 @@ func run() error {
 	}
 	fmt.Printf("enqueued %s (it will fail and end in the dead letters)\n", id)
 	return nil
+}
+
+// namespace is $CRONTAB_NAMESPACE, or the default namespace when it is unset.
+func namespace() string {
+	if ns := os.Getenv("CRONTAB_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return crontab.DefaultNamespace
 }

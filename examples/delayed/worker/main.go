@@ -41,11 +41,19 @@ func run() error {
 	defer stop()
 	s, err := sms.NewScheduler(rdb,
 		crontab.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))),
-		crontab.WithNamespace(os.Getenv("CRONTAB_NAMESPACE")),
+		crontab.WithNamespace(namespace()),
 		crontab.WithRetryBackoff(200*time.Millisecond),
 	)
 	if err != nil {
 		return err
 	}
 	return s.Run(ctx)
+}
+
+// namespace is $CRONTAB_NAMESPACE, or the default namespace when it is unset.
+func namespace() string {
+	if ns := os.Getenv("CRONTAB_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return crontab.DefaultNamespace
 }

@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/gocrontab/crontab/runtime/registry"
+)
+
+// The one run path. A scheduled fire (execute.go) and a delivered job
+// (jobrun.go) differ in how they are claimed and how their outcome is
+// written (a batched finish, a batched ack); everything between is here:
+// the handler value, its ctx and deadline, the BeforeExecute hook, the
+// middleware, panic recovery, the timeout's error text, the history record,
+// and, once the outcome is written, the hooks and listeners.
+//
+// Hook timing, the same for both: BeforeExecute is called on the goroutine
+// that runs the handler, just before it, with the handler's ctx. Executed or
+// Failed, then the listeners, are called once the run's outcome is written
+// to Redis, on a goroutine that reports the runs of one written batch in
+// order, with a ctx that carries the RunInfo but not the handler's
+// deadline.
+
+// handlerRun is one call of a handler.
+type handlerRun struct {
+	info  RunInfo
+	entry *registry.Entry
+	// build returns the handler value: a new value of the type, with the
+	// run-time task's parameters or the job's payload decoded into it.
+	build func() (TaskInterface, error)
+}
+
+// runReport is what the hooks and listeners are told of a run once its
+// outcome is written.
+type runReport struct {
+	info  RunInfo
+	start time.Time
+	cost  time.Duration
+	err   error
+}
+
+// runHandler runs h's handler and returns its report and history record.
+func (s *Scheduler) runHandler(h handlerRun) (*runReport, Record) {
+	timeout := h.entry.Config().Timeout
+	ctx, cancel := context.WithTimeout(withRun(s.runCtx, h.info), timeout)
+	defer cancel()
+	start := s.clock.Now()
+	task, err := h.build()
+	if err == nil {
+		if hook := s.opts.hooks.BeforeExecute; hook != nil {
+			hook(ctx, h.info)
+		}
+		err = s.call(ctx, h.info, task)
+	}
+	end := s.clock.Now()
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timeout %v exceeded: %w", timeout, err)
+	}
+	rec := Record{Task: h.info.Task, JobID: h.info.JobID, Fire: h.info.Fire, Start: start, End: end,
+		Outcome: OutcomeOK, Process: s.id, Attempt: h.info.Attempt}
+	if err != nil {
+		rec.Outcome, rec.Error = OutcomeFailed, err.Error()
+	}
+	return &runReport{info: h.info, start: start, cost: end.Sub(start), err: err}, rec
+}
+
+// call runs task's handler through the middleware chain; a panic anywhere
+// in it is a failed run.
+func (s *Scheduler) call(ctx context.Context, info RunInfo, task TaskInterface) error {
+	next := task.Handle
+	for i := len(s.opts.middleware) - 1; i >= 0; i-- {
+		m, inner := s.opts.middleware[i], next
+		next = func(ctx context.Context) error { return m(ctx, info, inner) }
+	}
+	return safeHandle(ctx, handlerFunc(next))
+}
+
+// handlerFunc adapts a function to a TaskInterface.
+type handlerFunc func(context.Context) error
+
+// Handle calls f.
+func (f handlerFunc) Handle(ctx context.Context) error { return f(ctx) }
+
+// safeHandle calls Handle, turning a panic into an error.
+func safeHandle(ctx context.Context, task TaskInterface) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return task.Handle(ctx)
+}
+
+// reportRuns tells the hooks and listeners of runs whose outcome is
+// written, in order; each report holds a count of Scheduler.running, done
+// once it is told.
+func (s *Scheduler) reportRuns(reports []*runReport) {
+	for _, r := range reports {
+		s.report(withRun(s.runCtx, r.info), r)
+		s.running.Done()
+	}
+}
+
+// report calls the hooks and listeners of a finished run.
+func (s *Scheduler) report(ctx context.Context, r *runReport) {
+	info := r.info
+	if r.err != nil {
+		s.log.Warn("run failed", "task", info.Task, "job", info.JobID, "fire", info.Fire, "attempt", info.Attempt, "err", r.err)
+		if h := s.opts.hooks.Failed; h != nil {
+			h(ctx, info, r.err)
+		}
+	} else {
+		if s.log.Enabled(ctx, slog.LevelDebug) { // the arguments cost allocations even when not logged
+			s.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", r.cost.String())
+		}
+		if h := s.opts.hooks.Executed; h != nil {
+			h(ctx, info, r.cost)
+		}
+	}
+	res := Result{RunInfo: info, Start: r.start, Cost: r.cost, OK: r.err == nil, Err: r.err}
+	for _, l := range s.opts.listeners {
+		l.OnComplete(ctx, res)
+	}
+}
