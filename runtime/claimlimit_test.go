@@ -57,8 +57,8 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 		t.Fatalf("advance with max 3: started %d, untried %d, %v; want 3 and 7", started, len(untried), err)
 	}
 	for _, f := range untried {
-		if got := hget(t, rdb, f.state.member, "next_run"); got != fmt.Sprint(due) {
-			t.Errorf("untried %s: next_run %s, want it still due at %d", f.state.member, got, due)
+		if got := hget(t, rdb, f.state.Member, "next_run"); got != fmt.Sprint(due) {
+			t.Errorf("untried %s: next_run %s, want it still due at %d", f.state.Member, got, due)
 		}
 	}
 	started, untried, _, err = s.advance(ctx, untried, 10)

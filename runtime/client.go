@@ -77,18 +77,6 @@ func WithID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id = i
 // job: how many more attempts a failed run gets, with exponential backoff.
 func MaxRetries(n int) EnqueueOption { return func(o *enqueueOptions) { o.retries = n } }
 
-// envelope is the JSON stored for each job in jobs:data. Producers in other
-// languages write the same shape (see the package documentation).
-type envelope struct {
-	Task     string          `json:"task"`
-	Payload  json.RawMessage `json:"payload,omitempty"`
-	Retries  *int            `json:"retries,omitempty"`
-	Enqueued int64           `json:"enqueued,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Failed   int64           `json:"failed,omitempty"`
-	Attempts int             `json:"attempts,omitempty"`
-}
-
 // Enqueue schedules job, a value of a registered type, and returns its id.
 // Its payload is job JSON-encoded; the scheduler decodes it into a new value
 // of the type and calls Handle, once, at its time.

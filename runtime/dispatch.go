@@ -9,7 +9,6 @@ import (
 
 	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/runtime/registry"
-	"github.com/redis/go-redis/v9"
 )
 
 // misfireThreshold is how late a fire may start before it counts as missed
@@ -256,7 +255,7 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 			if err != nil {
 				return 0, err
 			}
-			fires = slices.DeleteFunc(fires, func(f *fire) bool { return f.state.nextRun != next })
+			fires = slices.DeleteFunc(fires, func(f *fire) bool { return f.state.NextRun != next })
 			heads.ahead = s.aheadOf(next, now, fires, tied)
 		}
 	}
@@ -390,60 +389,51 @@ func (s *Scheduler) sleepFor(now time.Time, nextMS int64) time.Duration {
 // prepare reads the due tasks and computes, for each one this process can
 // run, the fire it claims and the instant after it.
 func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([]*fire, error) {
-	cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
-		cmds := make([]*redis.SliceCmd, len(due))
-		for i, m := range due {
-			cmds[i] = pipe.HMGet(ctx, s.keys.Task(m), taskStateFields...)
-		}
-		return cmds
-	})
-	if err != nil && !errors.Is(err, redis.Nil) && !isReplyError(err) {
+	reads, err := s.db.ReadTaskStates(ctx, due)
+	if err != nil {
 		return nil, err
 	}
 	fires := make([]*fire, 0, len(due))
 	for i, m := range due {
-		if err := cmds[i].Err(); err != nil && !errors.Is(err, redis.Nil) {
-			s.ignore(m, "bad task data; skipped", err) // not a hash: WRONGTYPE
+		read := reads[i]
+		switch {
+		case read.Err != nil:
+			s.ignore(m, "bad task data; skipped", read.Err) // not a hash, or corrupt
 			continue
-		}
-		if allNil(cmds[i].Val()) {
+		case read.Missing:
 			// A queue entry without a task hash (a foreign member): the
 			// claim script removes it, checking again that there is none.
-			fires = append(fires, &fire{state: taskState{member: m}})
+			fires = append(fires, &fire{state: read.State})
 			continue
 		}
-		st, err := parseTaskState(m, cmds[i].Val())
-		if err != nil {
-			s.ignore(m, "bad task data; skipped", err)
-			continue
-		}
-		if !st.status.Valid() && s.badStatus.seen(m+"|"+string(st.status)) {
+		st := read.State
+		if !st.Status.Valid() && s.badStatus.seen(m+"|"+string(st.Status)) {
 			s.log.Warn("unknown status in task hash; its fires are skipped as if paused (want active, paused or disabled)",
-				"task", m, "status", st.status)
+				"task", m, "status", st.Status)
 		}
-		reg := s.reg.Entry(st.typ)
+		reg := s.reg.Entry(st.Type)
 		if reg == nil {
-			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.typ))
+			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.Type))
 			continue
 		}
-		sched, err := s.cache.Get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.Expression, st.TZ)
 		if err != nil {
 			s.ignore(m, "bad schedule in task hash; skipped", err)
 			continue
 		}
-		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.nextRun)}
+		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.NextRun)}
 		mode := "run"
 		next := sched.Next(f.at)
 		if now.Sub(f.at) > misfireThreshold {
 			// Missed instants (downtime): one catch-up run or none, then
 			// continue from the next future instant.
 			next = sched.Next(now)
-			if st.misfire == MisfireSkip {
+			if st.Misfire == MisfireSkip {
 				mode = "skip"
 			}
 		}
 		f.once = next.IsZero()
-		f.runID = rdb.RunID(m, st.nextRun)
+		f.runID = rdb.RunID(m, st.NextRun)
 		f.next = ms(next)
 		if mode == "skip" {
 			f.runID = ""
@@ -468,8 +458,8 @@ type claimCall struct {
 func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
 	cands := make([]rdb.FireCandidate, len(fires))
 	for i, f := range fires {
-		m := f.state.member
-		f.lease = leaseValue(s.id, m, f.state.nextRun, startMS)
+		m := f.state.Member
+		f.lease = leaseValue(s.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 	}
 	return &claimCall{fires: fires, claim: s.db.NewFireClaim(s.id, s.history(), cands)}
@@ -498,22 +488,22 @@ func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (
 			untried = append(untried, f)
 		case rdb.FireWon, rdb.FireWonForeignLock:
 			if r == rdb.FireWonForeignLock {
-				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.Lock(f.state.member))
+				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.Member, "lock", s.keys.Lock(f.state.Member))
 			}
 			s.startRun(f)
 			started++
 		case rdb.FireEarly:
 			early = true
 		case rdb.FireLocked:
-			s.log.Info("fire skipped: previous run still running", "task", f.state.member, "fire", f.at)
+			s.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
 			s.skipped(ctx, f, SkipRunning)
 		case rdb.FireMisfire:
-			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.member, "fire", f.at)
+			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.Member, "fire", f.at)
 			s.skipped(ctx, f, SkipMisfire)
 		case rdb.FirePaused:
 			s.skipped(ctx, f, SkipPaused)
 		case rdb.FireMissing:
-			s.log.Warn("queue entry without task hash removed", "task", f.state.member)
+			s.log.Warn("queue entry without task hash removed", "task", f.state.Member)
 		}
 	}
 	return started, untried, early, nil
@@ -564,6 +554,6 @@ func (s *Scheduler) forgetIgnored() {
 // skipped tells the Skipped hook of a fire that did not run.
 func (s *Scheduler) skipped(ctx context.Context, f *fire, reason SkipReason) {
 	if h := s.opts.hooks.Skipped; h != nil {
-		h(ctx, RunInfo{Task: f.state.member, Fire: f.at, Process: s.id}, reason)
+		h(ctx, RunInfo{Task: f.state.Member, Fire: f.at, Process: s.id}, reason)
 	}
 }

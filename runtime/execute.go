@@ -39,7 +39,7 @@ func leaseValue(process, task string, fireMS, startMS int64) string {
 // a worker slot for it, which the worker gives back when the handler
 // returns (its finish is then written in the next batch).
 func (s *Scheduler) startRun(f *fire) {
-	m := f.state.member
+	m := f.state.Member
 	run := &inflightRun{
 		task:      m,
 		runID:     f.runID,
@@ -65,14 +65,14 @@ func (s *Scheduler) startRun(f *fire) {
 // hooks and listeners are told then (run.go).
 func (s *Scheduler) execute(f *fire, run *inflightRun) {
 	rep, rec := s.runHandler(handlerRun{
-		info:  RunInfo{Task: f.state.member, Fire: f.at, Attempt: 1, Process: s.id},
+		info:  RunInfo{Task: f.state.Member, Fire: f.at, Attempt: 1, Process: s.id},
 		entry: f.reg,
 		build: func() (TaskInterface, error) { return s.newTask(f) },
 	})
 	run.finished.Store(true)
 	s.finish(f, run, rec, rep)
 	if rep.err != nil && f.reg.Config().Retries > 0 {
-		s.retryFire(f.state.typ, f.state.params, f.reg.Config().Retries, f.runID)
+		s.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID)
 	}
 }
 
@@ -97,9 +97,9 @@ func (s *Scheduler) retryFire(typ, params string, retries int, runID string) {
 // with the run-time task's parameters decoded into it.
 func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
 	task := f.reg.Config().New()
-	if f.state.params != "" {
-		if err := json.Unmarshal([]byte(f.state.params), task); err != nil {
-			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.member, f.reg.Config().Class, err)
+	if f.state.Params != "" {
+		if err := json.Unmarshal([]byte(f.state.Params), task); err != nil {
+			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.Member, f.reg.Config().Class, err)
 		}
 	}
 	return task, nil

@@ -54,11 +54,11 @@ func (s *Scheduler) flushFinishes(batch []*runEnd) {
 func (s *Scheduler) writeFinishes(batch []*runEnd) {
 	recorded := map[string]int{} // per task: runs in the batch
 	for _, e := range batch {
-		recorded[e.f.state.member]++
+		recorded[e.f.state.Member]++
 	}
 	runs := make([]rdb.RunFinish, len(batch))
 	for i, e := range batch {
-		m := e.f.state.member
+		m := e.f.state.Member
 		rec := ""
 		// LPUSH then LTRIM keeps the newest historyLen records: older
 		// ones of this batch would be trimmed at once.
@@ -77,7 +77,7 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 		if err == nil {
 			for i, f := range foreign {
 				if f {
-					m := batch[i].f.state.member
+					m := batch[i].f.state.Member
 					s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.History(m))
 				}
 			}
@@ -86,7 +86,7 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("record %d finished runs: %w", len(batch), err)
 			for _, e := range batch {
-				s.log.Error("could not record run; it will be reported abandoned", "task", e.f.state.member, "fire", e.f.at, "err", err)
+				s.log.Error("could not record run; it will be reported abandoned", "task", e.f.state.Member, "fire", e.f.at, "err", err)
 			}
 			return
 		}

@@ -65,7 +65,7 @@ func (r *finishRig) started(member string, fireMS int64, lockHolder string, once
 	if err != nil {
 		rec.Outcome, rec.Error = OutcomeFailed, err.Error()
 	}
-	f := &fire{state: taskState{member: member}, at: at, runID: runID, once: once}
+	f := &fire{state: taskState{Member: member}, at: at, runID: runID, once: once}
 	return &runEnd{f: f, run: run, rec: rec, cost: 7 * time.Millisecond, done: make(chan struct{})}
 }
 

@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,68 +31,18 @@ type Record struct {
 	Attempt int
 }
 
-// wireRecord is the JSON form of a Record in Redis, times in unix ms. The
-// Lua scripts write the same shape.
-type wireRecord struct {
-	Task    string `json:"task"`
-	JobID   string `json:"job,omitempty"`
-	Fire    int64  `json:"fire"`
-	Start   int64  `json:"start_ms"`
-	End     int64  `json:"end_ms"`
-	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
-	Process string `json:"process"`
-	Attempt int    `json:"attempt"`
-}
+// encode returns r as stored (rdb.Record).
+func (r Record) encode() string { return r.wire().Encode() }
 
-// encode returns r's wire form, byte for byte what encoding/json writes for
-// its wireRecord, without reflection: a burst of jobs encodes a record per
-// ack that the history keeps.
-func (r Record) encode() string {
-	b := make([]byte, 0, 160+len(r.Error))
-	b = append(b, `{"task":`...)
-	b = appendJSONString(b, r.Task)
-	if r.JobID != "" {
-		b = append(b, `,"job":`...)
-		b = appendJSONString(b, r.JobID)
-	}
-	b = append(b, `,"fire":`...)
-	b = strconv.AppendInt(b, ms(r.Fire), 10)
-	b = append(b, `,"start_ms":`...)
-	b = strconv.AppendInt(b, ms(r.Start), 10)
-	b = append(b, `,"end_ms":`...)
-	b = strconv.AppendInt(b, ms(r.End), 10)
-	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, string(r.Outcome))
-	if r.Error != "" {
-		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
-	}
-	b = append(b, `,"process":`...)
-	b = appendJSONString(b, r.Process)
-	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, int64(r.Attempt), 10)
-	b = append(b, '}')
-	return string(b)
-}
-
-// appendJSONString appends s as encoding/json writes it: printable ASCII
-// that needs no escape is copied, anything else is left to encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+// wire is r in its stored form, times in unix ms.
+func (r Record) wire() rdb.Record {
+	return rdb.Record{Task: r.Task, JobID: r.JobID, Fire: ms(r.Fire), Start: ms(r.Start), End: ms(r.End),
+		Outcome: string(r.Outcome), Error: r.Error, Process: r.Process, Attempt: r.Attempt}
 }
 
 func decodeRecord(s string) (Record, error) {
-	var w wireRecord
-	if err := json.Unmarshal([]byte(s), &w); err != nil {
+	w, err := rdb.DecodeRecord(s)
+	if err != nil {
 		return Record{}, err
 	}
 	return Record{Task: w.Task, JobID: w.JobID, Fire: fromMS(w.Fire), Start: fromMS(w.Start), End: fromMS(w.End),

@@ -295,31 +295,22 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		return nil
 	}
 	members = unqueued
-	states, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
-		cmds := make([]*redis.SliceCmd, len(members))
-		for i, m := range members {
-			cmds[i] = pipe.HMGet(ctx, s.keys.Task(m), taskStateFields...)
-		}
-		return cmds
-	})
-	if err != nil && err != redis.Nil && !isReplyError(err) {
+	reads, err := s.db.ReadTaskStates(ctx, members)
+	if err != nil {
 		return err
 	}
 	now := s.clock.Now()
 	for i, m := range members {
-		if isReplyError(states[i].Err()) {
-			continue // not a hash: the dispatcher logs it when it is due
-		}
-		vals := states[i].Val()
-		if allNil(vals) {
+		read := reads[i]
+		if read.Missing {
 			s.rdb.SRem(ctx, s.keys.Tasks(), m)
 			continue
 		}
-		st, err := parseTaskState(m, vals)
-		if err != nil || (st.status != StatusActive && st.status != StatusPaused) || st.expression == "" {
+		st := read.State
+		if read.Err != nil || (st.Status != StatusActive && st.Status != StatusPaused) || st.Expression == "" {
 			continue
 		}
-		sched, err := s.cache.Get(st.expression, st.tz)
+		sched, err := s.cache.Get(st.Expression, st.TZ)
 		if err != nil {
 			continue
 		}
@@ -332,7 +323,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 			return err
 		}
 		if queued {
-			s.log.Info("task back in the queue", "task", m, "status", st.status, "next", fromMS(next))
+			s.log.Info("task back in the queue", "task", m, "status", st.Status, "next", fromMS(next))
 			s.rdb.Publish(ctx, s.keys.Wake(), "requeue")
 		}
 	}

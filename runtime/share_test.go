@@ -15,7 +15,7 @@ func TestPeerShareSplit(t *testing.T) {
 	fires := func(n int) []*fire {
 		out := make([]*fire, n)
 		for i := range out {
-			out[i] = &fire{state: taskState{member: fmt.Sprintf("t%03d", i)}}
+			out[i] = &fire{state: taskState{Member: fmt.Sprintf("t%03d", i)}}
 		}
 		return out
 	}
@@ -56,14 +56,14 @@ func TestPeerShareSplit(t *testing.T) {
 			}
 			for _, f := range all {
 				if seen[f] != 1 {
-					t.Errorf("fire %s is in %d shares, want 1", f.state.member, seen[f])
+					t.Errorf("fire %s is in %d shares, want 1", f.state.Member, seen[f])
 				}
 			}
 			if slices.Max(sizes)-slices.Min(sizes) > 1 {
 				t.Errorf("share sizes %v: want them within one of each other", sizes)
 			}
 			if mine[0] != all[tc.share.rank] {
-				t.Errorf("rank %d's share starts with %s, want %s", tc.share.rank, mine[0].state.member, all[tc.share.rank].state.member)
+				t.Errorf("rank %d's share starts with %s, want %s", tc.share.rank, mine[0].state.Member, all[tc.share.rank].state.Member)
 			}
 		})
 	}

@@ -1,16 +1,24 @@
-package runtime
+package rdb
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
-
-	"github.com/gocrontab/crontab/runtime/registry"
 )
 
-// decodeEnvelope decodes a job's envelope as stored in jobs:data. An
+// Envelope is the JSON stored for each job in jobs:data. Producers in other
+// languages write the same shape (see the package documentation).
+type Envelope struct {
+	Task     string          `json:"task"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Retries  *int            `json:"retries,omitempty"`
+	Enqueued int64           `json:"enqueued,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Failed   int64           `json:"failed,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
+}
+
+// DecodeEnvelope decodes a job's envelope as stored in jobs:data. An
 // envelope that is not a JSON object, or names no task, is an error: the
 // job can never run and is dead-lettered.
 //
@@ -18,49 +26,28 @@ import (
 // fixed shape by hand (encoding/json's reflection was a quarter of the CPU
 // of draining a burst); anything else, or anything the fast path is unsure
 // of, goes through encoding/json, with the same result.
-func decodeEnvelope(raw string) (envelope, error) {
+func DecodeEnvelope(raw string) (Envelope, error) {
 	if env, ok := decodeEnvelopeFast(raw); ok {
 		return env, nil
 	}
-	var env envelope
+	var env Envelope
 	if err := json.Unmarshal([]byte(raw), &env); err != nil {
-		return envelope{}, fmt.Errorf("bad job envelope %q: %v", truncate(raw, 200), err)
+		return Envelope{}, fmt.Errorf("bad job envelope %q: %v", truncate(raw, 200), err)
 	}
 	if env.Task == "" {
-		return envelope{}, fmt.Errorf("bad job envelope %q: no task name", truncate(raw, 200))
+		return Envelope{}, fmt.Errorf("bad job envelope %q: no task name", truncate(raw, 200))
 	}
 	return env, nil
 }
 
-// decodePayload returns a new value of the registered type reg with the
-// JSON payload decoded into it. A panic in the type's own UnmarshalJSON is
-// an error, like a panic in its handler, not a dead scheduler.
-func decodePayload(reg *registry.Entry, payload json.RawMessage) (task TaskInterface, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			task, err = nil, fmt.Errorf("decode payload into %s: panic: %v\n%s", reg.Config().Class, p, debug.Stack())
-		}
-	}()
-	task = reg.Config().New()
-	if task == nil {
-		return nil, errors.New("New returned nil")
-	}
-	if len(payload) > 0 {
-		if err := json.Unmarshal(payload, task); err != nil {
-			return nil, fmt.Errorf("decode payload into %s: %w", reg.Config().Class, err)
-		}
-	}
-	return task, nil
-}
-
-// badEnvelope is the envelope kept in the dead letters for a job whose
+// BadEnvelope is the envelope kept in the dead letters for a job whose
 // stored envelope does not decode: the stored text, as a JSON string, is
 // its payload. (Invalid UTF-8 becomes U+FFFD, so the dead letter is valid
 // JSON that DeadJobs and operators can read; strconv.Quote's \x escapes
 // are not JSON, and such a dead letter was written empty.)
-func badEnvelope(raw string) envelope {
+func BadEnvelope(raw string) Envelope {
 	b, _ := json.Marshal(raw) // a string always encodes
-	return envelope{Task: "?", Payload: b}
+	return Envelope{Task: "?", Payload: b}
 }
 
 // decodeEnvelopeFast decodes raw when it has exactly the shape the client
@@ -69,27 +56,27 @@ func badEnvelope(raw string) envelope {
 // the name plain printable ASCII without escapes, the payload any valid
 // JSON but null. It reports false for anything else, without an error: the
 // caller then decodes with encoding/json.
-func decodeEnvelopeFast(raw string) (envelope, bool) {
+func decodeEnvelopeFast(raw string) (Envelope, bool) {
 	const head = `{"task":"`
 	if !strings.HasPrefix(raw, head) {
-		return envelope{}, false
+		return Envelope{}, false
 	}
 	i := len(head)
 	start := i
 	for ; i < len(raw) && raw[i] != '"'; i++ {
 		if c := raw[i]; c < 0x20 || c >= 0x80 || c == '\\' {
-			return envelope{}, false
+			return Envelope{}, false
 		}
 	}
 	if i == len(raw) || i == start {
-		return envelope{}, false
+		return Envelope{}, false
 	}
-	env := envelope{Task: raw[start:i]}
+	env := Envelope{Task: raw[start:i]}
 	rest := raw[i+1:]
 	if r, ok := strings.CutPrefix(rest, `,"payload":`); ok {
 		n := jsonValueEnd(r)
 		if n <= 0 || r[0] == 'n' || !json.Valid([]byte(r[:n])) {
-			return envelope{}, false
+			return Envelope{}, false
 		}
 		env.Payload = json.RawMessage(r[:n])
 		rest = r[n:]
@@ -97,7 +84,7 @@ func decodeEnvelopeFast(raw string) (envelope, bool) {
 	if r, ok := strings.CutPrefix(rest, `,"retries":`); ok {
 		v, n, ok := jsonInt(r)
 		if !ok || int64(int(v)) != v {
-			return envelope{}, false
+			return Envelope{}, false
 		}
 		retries := int(v)
 		env.Retries = &retries
@@ -106,7 +93,7 @@ func decodeEnvelopeFast(raw string) (envelope, bool) {
 	if r, ok := strings.CutPrefix(rest, `,"enqueued":`); ok {
 		v, n, ok := jsonInt(r)
 		if !ok {
-			return envelope{}, false
+			return Envelope{}, false
 		}
 		env.Enqueued = v
 		rest = r[n:]

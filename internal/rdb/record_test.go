@@ -1,0 +1,38 @@
+package rdb
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// encodeByReflection is the reference encoding of a record: encoding/json.
+func encodeByReflection(r Record) string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+func TestRecordEncodeMatchesEncodingJSON(t *testing.T) {
+	const at = 1719590400123
+	for _, r := range []Record{
+		{Task: "send sms", JobID: "0a1b", Fire: at, Start: at, End: at + 1000, Outcome: "ok", Process: "h:1:ab", Attempt: 1},
+		{Task: "t", Fire: at, Start: at, End: at, Outcome: "skipped", Error: "previous run still running", Process: "p"},
+		{Task: `q"uote\\`, Outcome: "failed", Error: "line\nbreak <b> & \x00 \xff ünï", Process: "p", Attempt: -3},
+		{},
+	} {
+		if got, want := r.Encode(), encodeByReflection(r); got != want {
+			t.Errorf("encode:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func FuzzRecordEncode(f *testing.F) {
+	f.Add("task", "job", "boom", "proc", int64(1719590400123), 2)
+	f.Add("t\"<>&\\", "", "\x00\xff\u2028", "", int64(-1), 0)
+	f.Fuzz(func(t *testing.T, task, job, errText, process string, at int64, attempt int) {
+		r := Record{Task: task, JobID: job, Fire: at, Start: at, End: at,
+			Outcome: "failed", Error: errText, Process: process, Attempt: attempt}
+		if got, want := r.Encode(), encodeByReflection(r); got != want {
+			t.Fatalf("encode:\n got %s\nwant %s", got, want)
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/redis/go-redis/v9"
+)
+
+// The fields of a task hash that the engine reads. The seed design's fields
+// (class, name, expression, next_run, last_run, status, interval,
+// created_at) are all present; the rest are this engine's.
+const (
+	FieldType       = "type"       // the registered type name that runs it
+	FieldExpression = "expression" // the schedule expression
+	FieldTZ         = "tz"         // the zone the schedule is computed in
+	FieldNextRun    = "next_run"   // the next scheduled instant, unix ms; 0 means none
+	FieldStatus     = "status"     // active, paused or disabled
+	FieldMisfire    = "misfire"    // once or skip
+	FieldParams     = "params"     // JSON parameters of a run-time task
+	FieldTimeout    = "timeout"    // ms
+	FieldRetries    = "retries"    // one-off re-runs of a failed or abandoned fire
+)
+
+// TaskState is what the dispatcher reads of a due task.
+type TaskState struct {
+	Member     string
+	Type       string
+	Expression string
+	TZ         string
+	NextRun    int64
+	Status     registry.Status
+	Misfire    registry.Misfire
+	Params     string
+}
+
+// TaskStateFields lists the fields ParseTaskState expects, in order.
+var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams}
+
+// ParseTaskState decodes an HMGET of TaskStateFields. It fails on a hash
+// that is missing or corrupt, naming the field.
+func ParseTaskState(member string, vals []any) (TaskState, error) {
+	if len(vals) != len(TaskStateFields) {
+		return TaskState{}, fmt.Errorf("task %q: got %d fields, want %d", member, len(vals), len(TaskStateFields))
+	}
+	str := func(i int) (string, bool) {
+		s, ok := vals[i].(string)
+		return s, ok
+	}
+	st := TaskState{Member: member}
+	var ok bool
+	if st.Type, ok = str(0); !ok {
+		if AllNil(vals) {
+			return st, fmt.Errorf("task %q: no task hash", member)
+		}
+		return st, fmt.Errorf("task %q: field %s is missing", member, FieldType)
+	}
+	st.Expression, _ = str(1)
+	st.TZ, _ = str(2)
+	next, _ := str(3)
+	n, err := strconv.ParseInt(next, 10, 64)
+	if err != nil || n < 0 {
+		return st, fmt.Errorf("task %q: field %s: bad value %q", member, FieldNextRun, next)
+	}
+	st.NextRun = n
+	status, _ := str(4)
+	st.Status = registry.Status(status)
+	misfire, _ := str(5)
+	st.Misfire = registry.Misfire(misfire)
+	if !st.Misfire.Valid() {
+		st.Misfire = registry.MisfireOnce
+	}
+	st.Params, _ = str(6)
+	return st, nil
+}
+
+func AllNil(vals []any) bool {
+	for _, v := range vals {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// TaskStateRead is one task's state as ReadTaskStates found it: its state;
+// or Missing, there is no task hash (a queue member without one); or Err,
+// the key is not a hash (a reply error) or the hash is corrupt.
+type TaskStateRead struct {
+	State   TaskState
+	Missing bool
+	Err     error
+}
+
+// ReadTaskStates reads the states of tasks in one pipeline. The error is
+// a failure to reach Redis; bad data is reported per task.
+func (r *RDB) ReadTaskStates(ctx context.Context, tasks []string) ([]TaskStateRead, error) {
+	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
+		cmds := make([]*redis.SliceCmd, len(tasks))
+		for i, m := range tasks {
+			cmds[i] = pipe.HMGet(ctx, r.k.Task(m), TaskStateFields...)
+		}
+		return cmds
+	})
+	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
+		return nil, err
+	}
+	out := make([]TaskStateRead, len(tasks))
+	for i, m := range tasks {
+		if err := cmds[i].Err(); err != nil && !errors.Is(err, redis.Nil) {
+			out[i].Err = err // not a hash: WRONGTYPE
+			continue
+		}
+		if AllNil(cmds[i].Val()) {
+			out[i] = TaskStateRead{State: TaskState{Member: m}, Missing: true}
+			continue
+		}
+		out[i].State, out[i].Err = ParseTaskState(m, cmds[i].Val())
+	}
+	return out, nil
+}
