@@ -43,9 +43,18 @@ type run struct {
 
 // counts are the checker's figures for the summary.
 type counts struct {
-	instants, runs, skipped, abandoned, failed, misfired, excused                             int
+	// Instants of the periodic tasks, by what became of each.
+	instants, runs, skipped, abandoned, failed, misfired int
+	// ranAbandoned counts instants that ran and are recorded abandoned: the
+	// run's process was judged dead (stopped or cut off past the TTL, or
+	// killed) while the handler ran.
+	ranAbandoned int
+	// excused counts overlaps allowed by the documented limit of fencing.
+	excused int
+
 	jobsEnqueued, jobsUncertain, jobsCancelled, jobsCancelUncertain, jobsRan, jobsRedelivered int
-	notes                                                                                     []string
+
+	notes []string
 }
 
 // check asserts the soak's guarantees on ev and returns the violations.
@@ -178,6 +187,9 @@ func checkTask(ev evidence, cfg crontab.TaskConfig, runs []*run, c *counts, viol
 			violate("task %s: instant %s ran %d times: %s", cfg.Name, stamp(i), len(rs), describeRuns(rs))
 		case len(rs) == 1:
 			c.runs++
+			if outcomes[crontab.OutcomeAbandoned] > 0 {
+				c.ranAbandoned++
+			}
 			if outcomes[crontab.OutcomeSkipped] > 0 {
 				violate("task %s: instant %s ran (process %s) and is recorded skipped", cfg.Name, stamp(i), rs[0].start.Process)
 			}
