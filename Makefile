@@ -1,10 +1,13 @@
 # The commands a user runs; see README.md.
 GO       ?= go
 FUZZTIME ?= 2m
+# The chaos soak's seed and how long it injects faults (make chaos).
+SEED     ?= 1
+DURATION ?= 60s
 # Every committed generated file, checked for staleness by `make check`.
 GENERATED := $(shell git ls-files '*crontab_gen.go' 2>/dev/null)
 
-.PHONY: run test check generate bench bench-sched bench-go fuzz
+.PHONY: run test check generate bench bench-sched bench-go fuzz chaos
 
 ## run: run the example scheduler against $$REDIS_URL (default redis://127.0.0.1:6379)
 run:
@@ -50,3 +53,8 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+## chaos: the chaos soak (cmd/crontabchaos, built with -race) for DURATION with SEED; see RELIABILITY.md
+chaos:
+	$(GO) build -race -o bin/crontabchaos ./cmd/crontabchaos
+	./bin/crontabchaos -seed $(SEED) -duration $(DURATION) $(CHAOSFLAGS)

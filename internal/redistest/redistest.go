@@ -739,10 +739,20 @@ func killProcess(p *process) {
 // back (for example, another process took its port meanwhile).
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
+	if err := s.Relaunch(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Relaunch is [Server.Restart] for a program that is not a test (the chaos
+// soak cmd/crontabchaos): it returns the error, with the tail of the
+// server's log, instead of failing a test.
+func (s *Server) Relaunch() error {
 	s.Stop()
 	if err := s.launch(); err != nil {
-		t.Fatalf("redistest: restart redis-server: %v\nlog %s, last lines:\n%s", err, s.logPath, s.LogTail(logTailLines))
+		return fmt.Errorf("redistest: restart redis-server: %v\nlog %s, last lines:\n%s", err, s.logPath, s.LogTail(logTailLines))
 	}
+	return nil
 }
 
 // Pause stops the process with SIGSTOP: the kernel still accepts connections
