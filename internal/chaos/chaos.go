@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gocrontab/crontab/internal/rdb"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,7 +237,7 @@ func (h *harness) run(ctx context.Context) error {
 func (h *harness) awaitWorkers(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, err := h.admin.ZCard(ctx, "{"+Namespace+"}:processes").Result()
+		n, err := h.admin.ZCard(ctx, rdb.NewKeys(Namespace).Processes()).Result()
 		if err == nil && int(n) >= h.cfg.Workers {
 			h.logf("%d workers heart-beating", n)
 			return nil
@@ -402,7 +403,7 @@ func (h *harness) jobsDone(p *producer) bool {
 // leftovers lists what a graceful stop of every process must not leave
 // behind: run leases, locks, job owners and claim leases.
 func (h *harness) leftovers(ctx context.Context) []string {
-	ns := "{" + Namespace + "}:"
+	k := rdb.NewKeys(Namespace)
 	var out []string
 	report := func(what string, n int64, err error) {
 		if err != nil {
@@ -411,16 +412,16 @@ func (h *harness) leftovers(ctx context.Context) []string {
 			out = append(out, fmt.Sprintf("%s: %d left", what, n))
 		}
 	}
-	n, err := h.admin.SCard(ctx, ns+"running").Result()
-	report(ns+"running", n, err)
-	for _, pattern := range []string{ns + "run:*", ns + "lock:task:*", ns + "lock:master"} {
+	n, err := h.admin.SCard(ctx, k.Running()).Result()
+	report(k.Running(), n, err)
+	for _, pattern := range []string{k.Run("*"), k.Lock("*"), k.Master()} {
 		keys, err := h.admin.Keys(ctx, pattern).Result()
 		report(pattern+" "+strings.Join(keys, ","), int64(len(keys)), err)
 	}
-	n, err = h.admin.HLen(ctx, ns+"jobs:owner").Result()
-	report(ns+"jobs:owner", n, err)
-	n, err = h.admin.ZCard(ctx, ns+"jobs:lease").Result()
-	report(ns+"jobs:lease", n, err)
+	n, err = h.admin.HLen(ctx, k.Owners()).Result()
+	report(k.Owners(), n, err)
+	n, err = h.admin.ZCard(ctx, k.Leases()).Result()
+	report(k.Leases(), n, err)
 	return out
 }
 
