@@ -50,7 +50,8 @@ type Result struct {
 }
 
 // Hooks are called around every run. A nil field is not called. Hooks must
-// be quick and must not panic. Scheduled fires and jobs go through one run
+// be quick, must not panic, and must be safe for concurrent use: the runs
+// of one instant or one batch run at once, and so are reported. Scheduled fires and jobs go through one run
 // path (run.go), so the timing is the same for both: BeforeExecute is called
 // on the goroutine that runs the handler, just before it, with the
 // handler's ctx (its deadline included). Executed and Failed, like the
