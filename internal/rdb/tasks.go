@@ -80,8 +80,9 @@ return changed
 
 // Register writes the declared tasks, one script call each in one
 // pipeline, and reports which were created or rescheduled.
-// Failure: each call is one task's; a task key that is not a hash fails
-// that call at its first HSET... see the sweep of bad data (quarantine).
+// Failure: each call is one task's; it checks the types of its five keys
+// before its first write, so a foreign value fails that task's call having
+// written nothing (quarantine moves a foreign singleton aside).
 func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bool, error) {
 	cmds, err := Pipelined(ctx, r.c, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
 		cmds := make([]*redis.Cmd, len(tasks))
