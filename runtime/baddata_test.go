@@ -291,18 +291,18 @@ func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
 			t.Fatal(err)
 		}
 		must(t, s.clock.Sync(ctx, 3))
-		must(t, s.register(ctx))
+		must(t, s.maint.register(ctx))
 		next := hget(t, rdb, name, "next_run")
 		for _, score := range []float64{math.Inf(1), 1e300, -5} {
 			must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: score, Member: name}).Err())
-			must(t, s.requeue(ctx))
+			must(t, s.maint.requeue(ctx))
 			if got, _ := rdb.ZScore(ctx, k.Queue(), name).Result(); strconv.FormatFloat(got, 'f', -1, 64) != next {
 				t.Errorf("RESP%d: score %v repaired to %v, want next_run %s", proto, score, got, next)
 			}
 		}
 		logs.expectLog(t, "absurd queue score replaced by the task's next_run")
 		must(t, rdb.ZRem(ctx, k.Queue(), name).Err())
-		must(t, s.requeue(ctx))
+		must(t, s.maint.requeue(ctx))
 		if _, err := rdb.ZScore(ctx, k.Queue(), name).Result(); err != nil {
 			t.Errorf("RESP%d: task missing from the queue not requeued: %v", proto, err)
 		}

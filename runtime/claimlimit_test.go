@@ -48,11 +48,11 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 	for range 10 {
 		<-s.slots // the runs give their slots back when done
 	}
-	fires, err := s.prepare(ctx, s.clock.Now(), members)
+	fires, err := s.disp.prepare(ctx, s.clock.Now(), members)
 	if err != nil || len(fires) != 10 {
 		t.Fatalf("prepare: %d fires, %v", len(fires), err)
 	}
-	started, untried, _, err := s.advance(ctx, fires, 3)
+	started, untried, _, err := s.disp.advance(ctx, fires, 3)
 	if err != nil || started != 3 || len(untried) != 7 {
 		t.Fatalf("advance with max 3: started %d, untried %d, %v; want 3 and 7", started, len(untried), err)
 	}
@@ -61,7 +61,7 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 			t.Errorf("untried %s: next_run %s, want it still due at %d", f.state.Member, got, due)
 		}
 	}
-	started, untried, _, err = s.advance(ctx, untried, 10)
+	started, untried, _, err = s.disp.advance(ctx, untried, 10)
 	if err != nil || started != 7 || len(untried) != 0 {
 		t.Fatalf("advance of the untried: started %d, untried %d, %v; want 7 and 0", started, len(untried), err)
 	}

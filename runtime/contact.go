@@ -56,16 +56,16 @@ type dutyKey struct{}
 // during the round; and a read of the round delayed by an outage (held or
 // retried by the client) would otherwise feed a script that judges by a
 // clock that moved on while nobody could write.
-func (s *Scheduler) dutyContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, dutyKey{}, ms(s.clock.Now().Add(s.opts.processTTL*7/10)))
+func (mt *maintainer) dutyContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dutyKey{}, ms(mt.clock.Now().Add(mt.opts.processTTL*7/10)))
 }
 
 // dutyDeadline is the server time (unix ms) after which a master duty's
 // script does nothing: the round's (see dutyContext), or 0.7 of a process
 // TTL from now outside a round.
-func (s *Scheduler) dutyDeadline(ctx context.Context) int64 {
+func (mt *maintainer) dutyDeadline(ctx context.Context) int64 {
 	if v, ok := ctx.Value(dutyKey{}).(int64); ok {
 		return v
 	}
-	return ms(s.clock.Now().Add(s.opts.processTTL * 7 / 10))
+	return ms(mt.clock.Now().Add(mt.opts.processTTL * 7 / 10))
 }

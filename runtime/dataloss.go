@@ -6,26 +6,26 @@ import "context"
 // after Redis lost its data, so that no fire of a non-concurrent task
 // starts beside a run that is still going. A run that finished meanwhile
 // gives its lock back.
-func (s *Scheduler) retakeLocks(ctx context.Context) {
-	runs := s.runsInFlight()
+func (tr *taskRunner) retakeLocks(ctx context.Context) {
+	runs := tr.runsInFlight()
 	for _, r := range runs {
-		took, err := s.db.RetakeLock(ctx, r.task, r.lockValue, r.ttl)
+		took, err := tr.db.RetakeLock(ctx, r.task, r.lockValue, r.ttl)
 		if err != nil {
-			s.log.Warn("could not take the lock of a running task again", "task", r.task, "err", err)
+			tr.log.Warn("could not take the lock of a running task again", "task", r.task, "err", err)
 			continue
 		}
 		// finished is set before the run's finish script is sent: if that
-		// script ran before ours, the lock we just took is nobody's.
+		// script ran before ours, the lock we just took is nobody'tr.
 		if took && r.finished.Load() {
-			_ = s.db.ReleaseLock(ctx, r.task, r.lockValue)
+			_ = tr.db.ReleaseLock(ctx, r.task, r.lockValue)
 		}
 	}
 }
 
 // hasSchedules reports whether the registry holds a scheduled task (not
 // only job types): only then does registration write the namespace's meta.
-func (s *Scheduler) hasSchedules() bool {
-	for _, reg := range s.reg.Entries() {
+func (e *engine) hasSchedules() bool {
+	for _, reg := range e.reg.Entries() {
 		if reg.Schedule() != nil {
 			return true
 		}

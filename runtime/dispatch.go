@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -14,6 +16,22 @@ import (
 // misfireThreshold is how late a fire may start before it counts as missed
 // (after downtime) and the task's misfire policy applies.
 const misfireThreshold = 5 * time.Second
+
+// dispatcher is the dispatch component: its loop sleeps until the queues'
+// heads are due, prepares the claim of the next instant ahead of it, claims
+// this process's share of each instant (share.go) and the due jobs, and
+// hands what it won to the task and job runners.
+type dispatcher struct {
+	*engine
+	mu        sync.Mutex
+	ignored   map[string]int64          // due members this process cannot run, by score; guarded by mu
+	badStatus onceSet                   // "task|status" of unknown statuses logged (dispatch goroutine only)
+	share     atomic.Pointer[peerShare] // this process's share of each instant, set by the maintainer
+}
+
+func newDispatcher(e *engine) *dispatcher {
+	return &dispatcher{engine: e, ignored: make(map[string]int64)}
+}
 
 // fire is one claimed run, handed from the dispatch loop to a worker.
 type fire struct {
@@ -29,38 +47,38 @@ type fire struct {
 // dispatch is the loop that claims due tasks and hands them to workers. It
 // sleeps until the head of the queue is due, wakes early on a message on the
 // wake channel, and never sleeps longer than the max-sleep option.
-func (s *Scheduler) dispatch(ctx context.Context) {
+func (dp *dispatcher) dispatch(ctx context.Context) {
 	backoff := 10 * time.Millisecond
 	var heads queueHeads
 	for ctx.Err() == nil {
 		// Claim no more than there are free workers, so a claimed fire
 		// starts at once.
-		free := s.acquireSlots(ctx)
+		free := dp.acquireSlots(ctx)
 		if free == 0 {
 			return
 		}
 		select {
-		case <-s.wakeCh:
+		case <-dp.wakeCh:
 			heads = queueHeads{}
 		default:
 		}
-		wait, err := s.claim(ctx, free, &heads)
+		wait, err := dp.claim(ctx, free, &heads)
 		if err != nil {
 			heads = queueHeads{}
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Error("claim failed; retrying", "err", err, "in", backoff.String())
-			reloadTopology(s.rdb, err)
+			dp.log.Error("claim failed; retrying", "err", err, "in", backoff.String())
+			reloadTopology(dp.rdb, err)
 			wait = backoff
-			backoff = min(backoff*2, s.opts.maxSleep)
+			backoff = min(backoff*2, dp.opts.maxSleep)
 		} else {
 			backoff = 10 * time.Millisecond
 		}
 		if wait <= 0 {
 			continue
 		}
-		if s.sleep(ctx, wait, heads.preparedNext()) {
+		if dp.sleep(ctx, wait, heads.preparedNext()) {
 			heads = queueHeads{}
 		}
 	}
@@ -85,7 +103,7 @@ const warmLead = time.Millisecond
 // (which it reports), or a worker frees up for claimed jobs that wait. The
 // last preciseTail of it does not see these: they are at most that late.
 // With warm, it touches Redis warmLead before the end (see warmLead).
-func (s *Scheduler) sleep(ctx context.Context, d time.Duration, warm bool) (woken bool) {
+func (dp *dispatcher) sleep(ctx context.Context, d time.Duration, warm bool) (woken bool) {
 	until := time.Now().Add(d)
 	tail := preciseTail
 	if warm {
@@ -97,16 +115,16 @@ func (s *Scheduler) sleep(ctx context.Context, d time.Duration, warm bool) (woke
 		select {
 		case <-ctx.Done():
 			return false
-		case <-s.wakeCh:
+		case <-dp.wakeCh:
 			return true
-		case <-s.jobs.kick:
+		case <-dp.jobs.kick:
 			return false
 		case <-timer.C:
 		}
 	}
 	if warm && time.Until(until) > warmLead {
 		preciseSleep(time.Until(until) - warmLead)
-		go s.warmUp(ctx)
+		go dp.warmUp(ctx)
 	}
 	preciseSleep(time.Until(until))
 	return false
@@ -114,8 +132,8 @@ func (s *Scheduler) sleep(ctx context.Context, d time.Duration, warm bool) (woke
 
 // warmUp sends Redis a cheap command on the namespace's key, so that on
 // Redis Cluster it reaches the node the claim goes to.
-func (s *Scheduler) warmUp(ctx context.Context) {
-	_ = s.rdb.Exists(ctx, s.keys.Queue()).Err()
+func (dp *dispatcher) warmUp(ctx context.Context) {
+	_ = dp.rdb.Exists(ctx, dp.keys.Queue()).Err()
 }
 
 // queueHeads is what the dispatch loop knows, between claims, of when the
@@ -144,17 +162,17 @@ type aheadFires struct {
 // aheadOf prepares this process's share of the fires of instant at, read
 // as tied. It splits them only when the read held every task of the
 // instant: a split of some would leave the rest a grace for nothing.
-func (s *Scheduler) aheadOf(at int64, read time.Time, fires []*fire, tied tiedTasks) *aheadFires {
+func (dp *dispatcher) aheadOf(at int64, read time.Time, fires []*fire, tied tiedTasks) *aheadFires {
 	a := &aheadFires{at: at, read: read, fires: fires, after: tied.after}
 	if tied.all {
-		a.fires, a.split = s.currentShare().split(fires)
+		a.fires, a.split = dp.currentShare().split(fires)
 	}
 	// A random order: processes that claim the same fires (no split) then
 	// mostly try different ones first, and between them claim every fire
 	// of the instant in one round even when each has fewer free workers
 	// than there are fires.
 	rand.Shuffle(len(a.fires), func(i, j int) { a.fires[i], a.fires[j] = a.fires[j], a.fires[i] })
-	a.call = s.newClaimCall(a.fires, at)
+	a.call = dp.newClaimCall(a.fires, at)
 	return a
 }
 
@@ -194,16 +212,16 @@ func (h queueHead) fresh(now time.Time, maxSleep time.Duration) bool {
 // acquireSlots takes every free worker slot, waiting for at least one, and
 // returns how many it took (0 when ctx ended). Slots not used by a claim are
 // given back by claim.
-func (s *Scheduler) acquireSlots(ctx context.Context) int {
+func (dp *dispatcher) acquireSlots(ctx context.Context) int {
 	select {
-	case <-s.slots:
+	case <-dp.slots:
 	case <-ctx.Done():
 		return 0
 	}
 	n := 1
-	for n < s.opts.batch {
+	for n < dp.opts.batch {
 		select {
-		case <-s.slots:
+		case <-dp.slots:
 			n++
 		default:
 			return n
@@ -212,25 +230,25 @@ func (s *Scheduler) acquireSlots(ctx context.Context) int {
 	return n
 }
 
-func (s *Scheduler) releaseSlots(n int) {
+func (dp *dispatcher) releaseSlots(n int) {
 	for range n {
-		s.slots <- struct{}{}
+		dp.slots <- struct{}{}
 	}
 }
 
 // claim claims up to limit due tasks and jobs and starts their handlers,
 // tasks first. It returns how long to sleep before the next claim: 0 to
 // claim again at once.
-func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wait time.Duration, err error) {
+func (dp *dispatcher) claim(ctx context.Context, limit int, heads *queueHeads) (wait time.Duration, err error) {
 	used := 0
-	defer func() { s.releaseSlots(limit - used) }()
+	defer func() { dp.releaseSlots(limit - used) }()
 
-	now := s.clock.Now()
-	if !heads.task.fresh(now, s.opts.maxSleep) {
+	now := dp.clock.Now()
+	if !heads.task.fresh(now, dp.opts.maxSleep) {
 		ahead := heads.ahead
 		heads.ahead = nil
 		if ahead.ready(now, heads.task.next) {
-			started, early, err := s.fireAhead(ctx, ahead, limit)
+			started, early, err := dp.fireAhead(ctx, ahead, limit)
 			used += started
 			switch {
 			case err == nil && len(ahead.fires) > 0:
@@ -244,24 +262,24 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 			}
 			return 0, err
 		}
-		next, started, tied, err := s.claimTasks(ctx, now, limit)
+		next, started, tied, err := dp.claimTasks(ctx, now, limit)
 		used += started
 		heads.task = queueHead{next: next, read: now}
 		if err != nil || next == 0 {
 			return 0, err
 		}
 		if tied.members != nil && time.UnixMilli(next).Sub(now) < maxAheadAge {
-			fires, err := s.prepare(ctx, now, tied.members)
+			fires, err := dp.prepare(ctx, now, tied.members)
 			if err != nil {
 				return 0, err
 			}
 			fires = slices.DeleteFunc(fires, func(f *fire) bool { return f.state.NextRun != next })
-			heads.ahead = s.aheadOf(next, now, fires, tied)
+			heads.ahead = dp.aheadOf(next, now, fires, tied)
 		}
 	}
-	used += s.startWaiting(limit - used)
-	if !heads.job.fresh(now, s.opts.maxSleep) {
-		next, started, err := s.claimJobs(ctx, limit-used, s.prefetchRoom())
+	used += dp.jobs.startWaiting(limit - used)
+	if !heads.job.fresh(now, dp.opts.maxSleep) {
+		next, started, err := dp.jobs.claimJobs(ctx, limit-used, dp.jobs.prefetchRoom())
 		used += started
 		heads.job = queueHead{next: next, read: now}
 		if err != nil || next == 0 {
@@ -274,7 +292,7 @@ func (s *Scheduler) claim(ctx context.Context, limit int, heads *queueHeads) (wa
 	}
 	// Measure the sleep from the time now, not from the start of the
 	// claim: its round trips would make every wake-up late by their length.
-	return s.sleepFor(s.clock.Now(), next), nil
+	return dp.sleepFor(dp.clock.Now(), next), nil
 }
 
 // tiedTasks are the tasks due at the queue's next instant, as one read saw
@@ -291,12 +309,12 @@ type tiedTasks struct {
 // ms) of the next task: 0 when there may be more due now, -1 when the queue
 // is empty; how many runs it started; and, when nothing was due, the tasks
 // it saw due at that next time (up to a batch), to be prepared ahead.
-func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
+func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
 	nowMS := ms(now)
 	// Read up to a batch, even with fewer free workers, so that the tasks
 	// due next are seen for preparing ahead.
-	read := max(limit, s.opts.batch) + s.ignoredCount()
-	head, err := s.rdb.ZRangeWithScores(ctx, s.keys.Queue(), 0, int64(read)-1).Result()
+	read := max(limit, dp.opts.batch) + dp.ignoredCount()
+	head, err := dp.rdb.ZRangeWithScores(ctx, dp.keys.Queue(), 0, int64(read)-1).Result()
 	if err != nil {
 		return 0, 0, tiedTasks{}, err
 	}
@@ -306,7 +324,7 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 	for _, z := range head {
 		member, _ := z.Member.(string)
 		score := int64(z.Score)
-		if s.isIgnored(member, score) {
+		if dp.isIgnored(member, score) {
 			continue
 		}
 		if score > nowMS {
@@ -328,17 +346,17 @@ func (s *Scheduler) claimTasks(ctx context.Context, now time.Time, limit int) (i
 		tied.all = tied.all || len(head) < read
 		return nextMS, 0, tied, nil
 	}
-	fires, err := s.prepare(ctx, now, due)
+	fires, err := dp.prepare(ctx, now, due)
 	if err != nil || len(fires) == 0 {
 		return 0, 0, tiedTasks{}, err
 	}
-	started, _, early, err := s.advance(ctx, fires, limit) // no more fires than limit: none untried
+	started, _, early, err := dp.advance(ctx, fires, limit) // no more fires than limit: none untried
 	if err != nil {
 		return 0, started, tiedTasks{}, err
 	}
 	if early {
 		// Our clock estimate ran ahead of the server's: resync, retry soon.
-		_ = s.clock.Sync(ctx, 3)
+		_ = dp.clock.Sync(ctx, 3)
 		return nowMS + 1, started, tiedTasks{}, nil
 	}
 	return 0, started, tiedTasks{}, nil
@@ -358,18 +376,18 @@ func (a *aheadFires) ready(now time.Time, head int64) bool {
 // the ones other processes took moved on.
 // It reports whether a fire was early by the server's clock (then the
 // clock is synced again, and the queue is to be looked at again soon).
-func (s *Scheduler) fireAhead(ctx context.Context, a *aheadFires, limit int) (started int, early bool, err error) {
+func (dp *dispatcher) fireAhead(ctx context.Context, a *aheadFires, limit int) (started int, early bool, err error) {
 	call := a.call
 	if call == nil {
-		call = s.newClaimCall(a.fires, a.at)
+		call = dp.newClaimCall(a.fires, a.at)
 	}
 	a.fires, a.call = nil, nil
 	if len(call.fires) == 0 {
 		return 0, false, nil // the whole instant is the peers'
 	}
-	started, untried, early, err := s.sendClaim(ctx, call, limit)
+	started, untried, early, err := dp.sendClaim(ctx, call, limit)
 	if early && err == nil {
-		_ = s.clock.Sync(ctx, 3)
+		_ = dp.clock.Sync(ctx, 3)
 	}
 	if err == nil {
 		a.fires = untried
@@ -379,17 +397,17 @@ func (s *Scheduler) fireAhead(ctx context.Context, a *aheadFires, limit int) (st
 
 // sleepFor returns how long to sleep until the head at nextMS is due,
 // capped by the max-sleep option. nextMS < 0 means the queue is empty.
-func (s *Scheduler) sleepFor(now time.Time, nextMS int64) time.Duration {
+func (dp *dispatcher) sleepFor(now time.Time, nextMS int64) time.Duration {
 	if nextMS < 0 {
-		return s.opts.maxSleep
+		return dp.opts.maxSleep
 	}
-	return min(time.UnixMilli(nextMS).Sub(now), s.opts.maxSleep)
+	return min(time.UnixMilli(nextMS).Sub(now), dp.opts.maxSleep)
 }
 
 // prepare reads the due tasks and computes, for each one this process can
 // run, the fire it claims and the instant after it.
-func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([]*fire, error) {
-	reads, err := s.db.ReadTaskStates(ctx, due)
+func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string) ([]*fire, error) {
+	reads, err := dp.db.ReadTaskStates(ctx, due)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +416,7 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 		read := reads[i]
 		switch {
 		case read.Err != nil:
-			s.ignore(m, "bad task data; skipped", read.Err) // not a hash, or corrupt
+			dp.ignore(m, "bad task data; skipped", read.Err) // not a hash, or corrupt
 			continue
 		case read.Missing:
 			// A queue entry without a task hash (a foreign member): the
@@ -407,18 +425,18 @@ func (s *Scheduler) prepare(ctx context.Context, now time.Time, due []string) ([
 			continue
 		}
 		st := read.State
-		if !st.Status.Valid() && s.badStatus.seen(m+"|"+string(st.Status)) {
-			s.log.Warn("unknown status in task hash; its fires are skipped as if paused (want active, paused or disabled)",
+		if !st.Status.Valid() && dp.badStatus.seen(m+"|"+string(st.Status)) {
+			dp.log.Warn("unknown status in task hash; its fires are skipped as if paused (want active, paused or disabled)",
 				"task", m, "status", st.Status)
 		}
-		reg := s.reg.Entry(st.Type)
+		reg := dp.reg.Entry(st.Type)
 		if reg == nil {
-			s.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.Type))
+			dp.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.Type))
 			continue
 		}
-		sched, err := s.cache.Get(st.Expression, st.TZ)
+		sched, err := dp.cache.Get(st.Expression, st.TZ)
 		if err != nil {
-			s.ignore(m, "bad schedule in task hash; skipped", err)
+			dp.ignore(m, "bad schedule in task hash; skipped", err)
 			continue
 		}
 		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.NextRun)}
@@ -455,14 +473,14 @@ type claimCall struct {
 // newClaimCall builds the call claiming fires; their leases name startMS
 // (unix ms) as the start: the claim's time, or the instant of fires
 // prepared ahead.
-func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
+func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 	cands := make([]rdb.FireCandidate, len(fires))
 	for i, f := range fires {
 		m := f.state.Member
-		f.lease = leaseValue(s.id, m, f.state.NextRun, startMS)
+		f.lease = leaseValue(dp.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 	}
-	return &claimCall{fires: fires, claim: s.db.NewFireClaim(s.id, s.history(), cands)}
+	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), cands)}
 }
 
 // advance runs the claim script over the prepared fires and starts a
@@ -470,14 +488,14 @@ func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
 // fires after that many were won, and advance returns them (untried). It
 // reports how many workers it started and whether any fire was early by the
 // server's clock.
-func (s *Scheduler) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
-	return s.sendClaim(ctx, s.newClaimCall(fires, ms(s.clock.Now())), maxFires)
+func (dp *dispatcher) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
+	return dp.sendClaim(ctx, dp.newClaimCall(fires, ms(dp.clock.Now())), maxFires)
 }
 
 // sendClaim is advance with the call built.
-func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (started int, untried []*fire, early bool, err error) {
+func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int) (started int, untried []*fire, early bool, err error) {
 	fires := c.fires
-	res, err := s.db.ClaimFires(ctx, c.claim, maxFires)
+	res, err := dp.db.ClaimFires(ctx, c.claim, maxFires)
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -488,22 +506,22 @@ func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (
 			untried = append(untried, f)
 		case rdb.FireWon, rdb.FireWonForeignLock:
 			if r == rdb.FireWonForeignLock {
-				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.Member, "lock", s.keys.Lock(f.state.Member))
+				dp.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.Member, "lock", dp.keys.Lock(f.state.Member))
 			}
-			s.startRun(f)
+			dp.tasks.startRun(f)
 			started++
 		case rdb.FireEarly:
 			early = true
 		case rdb.FireLocked:
-			s.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
-			s.skipped(ctx, f, SkipRunning)
+			dp.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
+			dp.skipped(ctx, f, SkipRunning)
 		case rdb.FireMisfire:
-			s.log.Info("missed fire skipped (misfire=skip)", "task", f.state.Member, "fire", f.at)
-			s.skipped(ctx, f, SkipMisfire)
+			dp.log.Info("missed fire skipped (misfire=skip)", "task", f.state.Member, "fire", f.at)
+			dp.skipped(ctx, f, SkipMisfire)
 		case rdb.FirePaused:
-			s.skipped(ctx, f, SkipPaused)
+			dp.skipped(ctx, f, SkipPaused)
 		case rdb.FireMissing:
-			s.log.Warn("queue entry without task hash removed", "task", f.state.Member)
+			dp.log.Warn("queue entry without task hash removed", "task", f.state.Member)
 		}
 	}
 	return started, untried, early, nil
@@ -512,48 +530,48 @@ func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (
 // ignore remembers a due member this process cannot run, at its current
 // score, so the loop does not spin on it; it is looked at again once its
 // score changes. The reason is logged once per score.
-func (s *Scheduler) ignore(member, msg string, err error) {
-	score, zerr := s.rdb.ZScore(context.Background(), s.keys.Queue(), member).Result()
+func (dp *dispatcher) ignore(member, msg string, err error) {
+	score, zerr := dp.rdb.ZScore(context.Background(), dp.keys.Queue(), member).Result()
 	if zerr != nil {
 		return
 	}
-	s.mu.Lock()
-	prev, seen := s.ignored[member]
-	s.ignored[member] = int64(score)
-	s.mu.Unlock()
+	dp.mu.Lock()
+	prev, seen := dp.ignored[member]
+	dp.ignored[member] = int64(score)
+	dp.mu.Unlock()
 	if !seen || prev != int64(score) {
-		s.log.Warn(msg, "task", member, "err", err)
+		dp.log.Warn(msg, "task", member, "err", err)
 	}
 }
 
-func (s *Scheduler) isIgnored(member string, score int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prev, ok := s.ignored[member]
+func (dp *dispatcher) isIgnored(member string, score int64) bool {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	prev, ok := dp.ignored[member]
 	if ok && prev != score {
-		delete(s.ignored, member)
+		delete(dp.ignored, member)
 		return false
 	}
 	return ok
 }
 
-func (s *Scheduler) ignoredCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.ignored)
+func (dp *dispatcher) ignoredCount() int {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	return len(dp.ignored)
 }
 
 // forgetIgnored clears the ignored set, so every skipped entry is looked
 // at, and logged, again.
-func (s *Scheduler) forgetIgnored() {
-	s.mu.Lock()
-	clear(s.ignored)
-	s.mu.Unlock()
+func (dp *dispatcher) forgetIgnored() {
+	dp.mu.Lock()
+	clear(dp.ignored)
+	dp.mu.Unlock()
 }
 
 // skipped tells the Skipped hook of a fire that did not run.
-func (s *Scheduler) skipped(ctx context.Context, f *fire, reason SkipReason) {
-	if h := s.opts.hooks.Skipped; h != nil {
-		h(ctx, RunInfo{Task: f.state.Member, Fire: f.at, Process: s.id}, reason)
+func (dp *dispatcher) skipped(ctx context.Context, f *fire, reason SkipReason) {
+	if h := dp.opts.hooks.Skipped; h != nil {
+		h(ctx, RunInfo{Task: f.state.Member, Fire: f.at, Process: dp.id}, reason)
 	}
 }

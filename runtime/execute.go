@@ -7,11 +7,29 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
 )
+
+// taskRunner is the task runner component: it runs the fires the
+// dispatcher won, keeps them in flight (their locks and leases renewed by
+// the maintainer) until their finishes are written in batches
+// (finishbatch.go), and retries failed fires that have retries.
+type taskRunner struct {
+	*engine
+	mu       sync.Mutex
+	inflight map[string]*inflightRun // by run id; guarded by mu
+	finishes batchQueue[*runEnd]     // batched finishes (finishbatch.go)
+}
+
+func newTaskRunner(e *engine) *taskRunner {
+	tr := &taskRunner{engine: e, inflight: make(map[string]*inflightRun)}
+	tr.finishes.linger, tr.finishes.write = finishLinger, tr.flushFinishes
+	return tr
+}
 
 // inflightRun is a run in progress in this process, whose lock and lease
 // maintenance renews until it finishes.
@@ -23,11 +41,18 @@ type inflightRun struct {
 	finished    atomic.Bool // set before the run is recorded (see retakeLocks)
 }
 
+// count returns how many runs are in flight in this process.
+func (tr *taskRunner) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.inflight)
+}
+
 // runsInFlight returns the runs in progress in this process.
-func (s *Scheduler) runsInFlight() []*inflightRun {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Collect(maps.Values(s.inflight))
+func (tr *taskRunner) runsInFlight() []*inflightRun {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return slices.Collect(maps.Values(tr.inflight))
 }
 
 // leaseValue is the value of a run's lease key: who runs what.
@@ -38,41 +63,41 @@ func leaseValue(process, task string, fireMS, startMS int64) string {
 // startRun runs f's handler on a worker; the dispatch loop already holds
 // a worker slot for it, which the worker gives back when the handler
 // returns (its finish is then written in the next batch).
-func (s *Scheduler) startRun(f *fire) {
+func (tr *taskRunner) startRun(f *fire) {
 	m := f.state.Member
 	run := &inflightRun{
 		task:      m,
 		runID:     f.runID,
-		lockValue: rdb.LockValue(s.id, ms(f.at)),
+		lockValue: rdb.LockValue(tr.id, ms(f.at)),
 		lease:     f.lease,
 		ttl:       f.reg.Config().Timeout,
 	}
-	s.mu.Lock()
-	s.inflight[f.runID] = run
-	s.mu.Unlock()
-	s.running.Add(1)
+	tr.mu.Lock()
+	tr.inflight[f.runID] = run
+	tr.mu.Unlock()
+	tr.running.Add(1)
 	go func() {
-		defer s.running.Done()
-		s.execute(f, run) // gives the worker slot back when the handler returns
-		s.mu.Lock()
-		delete(s.inflight, f.runID)
-		s.mu.Unlock()
+		defer tr.running.Done()
+		tr.execute(f, run) // gives the worker slot back when the handler returns
+		tr.mu.Lock()
+		delete(tr.inflight, f.runID)
+		tr.mu.Unlock()
 	}()
 }
 
 // execute runs one fire's handler, gives its worker slot back and records
 // its outcome; a failed run is retried once the outcome is written, and the
 // hooks and listeners are told then (run.go).
-func (s *Scheduler) execute(f *fire, run *inflightRun) {
-	rep, rec := s.runHandler(handlerRun{
-		info:  RunInfo{Task: f.state.Member, Fire: f.at, Attempt: 1, Process: s.id},
+func (tr *taskRunner) execute(f *fire, run *inflightRun) {
+	rep, rec := tr.runHandler(handlerRun{
+		info:  RunInfo{Task: f.state.Member, Fire: f.at, Attempt: 1, Process: tr.id},
 		entry: f.reg,
-		build: func() (TaskInterface, error) { return s.newTask(f) },
+		build: func() (TaskInterface, error) { return tr.newTask(f) },
 	})
 	run.finished.Store(true)
-	s.finish(f, run, rec, rep)
+	tr.finish(f, run, rec, rep)
 	if rep.err != nil && f.reg.Config().Retries > 0 {
-		s.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID)
+		tr.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID)
 	}
 }
 
@@ -81,21 +106,21 @@ func (s *Scheduler) execute(f *fire, run *inflightRun) {
 // backoff and with retries-1 further attempts. The schedule does not move.
 // The job's id is derived from the run id, so a fire is retried once even
 // if two processes decide to retry it.
-func (s *Scheduler) retryFire(typ, params string, retries int, runID string) {
+func (tr *taskRunner) retryFire(typ, params string, retries int, runID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := Client{rdb: s.rdb, db: s.db, reg: s.reg, opts: s.opts, keys: s.keys}
-	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(s.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"))
+	c := Client{rdb: tr.rdb, db: tr.db, reg: tr.reg, opts: tr.opts, keys: tr.keys}
+	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(tr.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"))
 	if err != nil && !errors.Is(err, ErrDuplicate) {
-		s.log.Error("could not schedule the retry of a failed run", "run", runID, "err", err)
+		tr.log.Error("could not schedule the retry of a failed run", "run", runID, "err", err)
 		return
 	}
-	s.log.Info("failed run will be retried", "run", runID, "retries", retries)
+	tr.log.Info("failed run will be retried", "run", runID, "retries", retries)
 }
 
 // newTask builds the handler value: a new value of the registered type,
 // with the run-time task's parameters decoded into it.
-func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
+func (tr *taskRunner) newTask(f *fire) (TaskInterface, error) {
 	task := f.reg.Config().New()
 	if f.state.Params != "" {
 		if err := json.Unmarshal([]byte(f.state.Params), task); err != nil {
@@ -111,10 +136,10 @@ func (s *Scheduler) newTask(f *fire) (TaskInterface, error) {
 // batch's writer then reports rep. Redis
 // being away is retried for a while, so a finished run is not reported
 // abandoned.
-func (s *Scheduler) finish(f *fire, run *inflightRun, rec Record, rep *runReport) {
-	s.running.Add(1) // done once the finish is written and reported
+func (tr *taskRunner) finish(f *fire, run *inflightRun, rec Record, rep *runReport) {
+	tr.running.Add(1) // done once the finish is written and reported
 	e := &runEnd{f: f, run: run, rec: rec, cost: rep.cost, report: rep, done: make(chan struct{})}
-	s.finishes.add(e)
-	s.slots <- struct{}{} // the handler is done: the worker may take the next fire
+	tr.finishes.add(e)
+	tr.slots <- struct{}{} // the handler is done: the worker may take the next fire
 	<-e.done
 }

@@ -41,7 +41,7 @@ func TestStaleClaimIsFenced(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := time.UnixMilli(next)
-		prepared, err := stale.prepare(ctx, at, []string{name})
+		prepared, err := stale.disp.prepare(ctx, at, []string{name})
 		if err != nil || len(prepared) != 1 || !prepared[0].at.Equal(at) {
 			t.Fatalf("prepare: %v, %v; want a claim of %v", prepared, err, at)
 		}
@@ -56,7 +56,7 @@ func TestStaleClaimIsFenced(t *testing.T) {
 			return false
 		})
 		time.Sleep(hold)
-		started, _, _, err := stale.advance(ctx, prepared, len(prepared))
+		started, _, _, err := stale.disp.advance(ctx, prepared, len(prepared))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,8 +33,8 @@ const finishLinger = 3 * time.Millisecond
 
 // flushFinishes writes a batch of run finishes, then wakes the runs
 // waiting for them and has them reported.
-func (s *Scheduler) flushFinishes(batch []*runEnd) {
-	s.writeFinishes(batch)
+func (tr *taskRunner) flushFinishes(batch []*runEnd) {
+	tr.writeFinishes(batch)
 	reports := make([]*runReport, 0, len(batch))
 	for _, e := range batch {
 		close(e.done)
@@ -43,7 +43,7 @@ func (s *Scheduler) flushFinishes(batch []*runEnd) {
 		}
 	}
 	if len(reports) > 0 {
-		go s.reportRuns(reports)
+		go tr.reportRuns(reports)
 	}
 }
 
@@ -51,7 +51,7 @@ func (s *Scheduler) flushFinishes(batch []*runEnd) {
 // finishRunsScript, retrying while Redis is away (for up to 30s; after that
 // the runs are reported abandoned by the master). Of each task's history
 // only the newest records that the history keeps are sent.
-func (s *Scheduler) writeFinishes(batch []*runEnd) {
+func (tr *taskRunner) writeFinishes(batch []*runEnd) {
 	recorded := map[string]int{} // per task: runs in the batch
 	for _, e := range batch {
 		recorded[e.f.state.Member]++
@@ -62,7 +62,7 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 		rec := ""
 		// LPUSH then LTRIM keeps the newest historyLen records: older
 		// ones of this batch would be trimmed at once.
-		if recorded[m] <= s.opts.historyLen {
+		if recorded[m] <= tr.opts.historyLen {
 			rec = e.rec.encode()
 		}
 		recorded[m]--
@@ -73,12 +73,12 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		foreign, err := s.db.FinishRuns(ctx, s.history(), runs)
+		foreign, err := tr.db.FinishRuns(ctx, tr.history(), runs)
 		if err == nil {
 			for i, f := range foreign {
 				if f {
 					m := batch[i].f.state.Member
-					s.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", s.keys.History(m))
+					tr.log.Warn("history key holds a foreign value; run not recorded in the history", "task", m, "key", tr.keys.History(m))
 				}
 			}
 			return
@@ -86,7 +86,7 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("record %d finished runs: %w", len(batch), err)
 			for _, e := range batch {
-				s.log.Error("could not record run; it will be reported abandoned", "task", e.f.state.Member, "fire", e.f.at, "err", err)
+				tr.log.Error("could not record run; it will be reported abandoned", "task", e.f.state.Member, "fire", e.f.at, "err", err)
 			}
 			return
 		}
@@ -96,6 +96,6 @@ func (s *Scheduler) writeFinishes(batch []*runEnd) {
 }
 
 // history is how much of each task's history the scheduler keeps.
-func (s *Scheduler) history() rdb.HistoryBound {
-	return rdb.HistoryBound{Records: s.opts.historyLen, Age: s.opts.historyAge}
+func (e *engine) history() rdb.HistoryBound {
+	return rdb.HistoryBound{Records: e.opts.historyLen, Age: e.opts.historyAge}
 }

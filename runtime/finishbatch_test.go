@@ -133,7 +133,7 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 	for i := range 5 {
 		batch = append(batch, r.started("many", fire+int64(i)*1000, "", false, nil))
 	}
-	r.s.writeFinishes(batch)
+	r.s.tasks.writeFinishes(batch)
 
 	// Nothing of any run is left in progress.
 	if n, _ := rdb.SCard(ctx, r.k.Running()).Result(); n != 0 {
@@ -245,7 +245,7 @@ func TestFinishBatchWaitsForRedis(t *testing.T) {
 	srv.Kill()
 	var wg sync.WaitGroup
 	for _, e := range ends {
-		wg.Go(func() { r.s.finishes.add(e); <-e.done })
+		wg.Go(func() { r.s.tasks.finishes.add(e); <-e.done })
 	}
 	time.Sleep(500 * time.Millisecond)
 	srv.Restart(t)

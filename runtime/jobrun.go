@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,13 +30,13 @@ type jobRun struct {
 // most) waiting for a worker in this process (see jobRunner.waiting). It
 // returns the due time (unix ms) of the next job: 0 when there may be more
 // due now, -1 when the queue is empty; and how many it started.
-func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int, error) {
+func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int, error) {
 	if limit <= 0 {
 		return 0, 0, nil
 	}
 	want := limit + room
-	claim := rdb.ClaimID(s.id, s.jobs.claimSeq.Add(1))
-	jobs, nextMS, err := s.db.ClaimJobs(ctx, claim, want, s.jobLease())
+	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
+	jobs, nextMS, err := jr.db.ClaimJobs(ctx, claim, want, jr.jobLease())
 	if err != nil {
 		return 0, 0, err
 	}
@@ -46,27 +47,27 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 			claim: claim, claimed: now}
 	}
 	if len(claimed) > 0 {
-		s.mu.Lock()
-		s.jobs.claims[claim] = len(claimed)
-		s.mu.Unlock()
+		jr.mu.Lock()
+		jr.claims[claim] = len(claimed)
+		jr.mu.Unlock()
 	}
 	started := 0
 	var overflow []*jobRun
 	for _, j := range claimed {
 		if started < limit {
-			s.startJob(j)
+			jr.startJob(j)
 			started++
 			continue
 		}
-		s.jobs.credit.Add(-1)
+		jr.credit.Add(-1)
 		select {
-		case s.jobs.waiting <- j:
+		case jr.waiting <- j:
 		default: // maintenance refilled the room meanwhile
 			overflow = append(overflow, j)
 		}
 	}
 	if len(overflow) > 0 {
-		go s.giveBack(overflow)
+		go jr.giveBack(overflow)
 	}
 	if len(jobs) == want {
 		return 0, started, nil
@@ -80,9 +81,9 @@ func (s *Scheduler) claimJobs(ctx context.Context, limit, room int) (int64, int,
 // ahead only what it has shown it runs: in a burst of short jobs each claim
 // takes a full batch while the workers run the previous one, and a process
 // busy with long jobs claims little more than it has free workers.
-func (s *Scheduler) prefetchRoom() int {
-	credit := s.jobs.credit.Load()
-	if space := int64(cap(s.jobs.waiting) - len(s.jobs.waiting)); credit > space {
+func (jr *jobRunner) prefetchRoom() int {
+	credit := jr.credit.Load()
+	if space := int64(cap(jr.waiting) - len(jr.waiting)); credit > space {
 		return int(space)
 	}
 	return int(credit)
@@ -90,12 +91,12 @@ func (s *Scheduler) prefetchRoom() int {
 
 // startWaiting starts up to limit claimed jobs that wait for a worker, on
 // worker slots the dispatch loop holds, and returns how many it started.
-func (s *Scheduler) startWaiting(limit int) int {
+func (jr *jobRunner) startWaiting(limit int) int {
 	n := 0
 	for n < limit {
 		select {
-		case j := <-s.jobs.waiting:
-			s.startJob(j)
+		case j := <-jr.waiting:
+			jr.startJob(j)
 			n++
 		default:
 			return n
@@ -110,22 +111,22 @@ func (s *Scheduler) startWaiting(limit int) int {
 // dispatch loop, which starts a waiting job on it and claims more: so the
 // next claim is under way while the workers still have jobs. While the
 // scheduler stops, waiting jobs are left to be given back.
-func (s *Scheduler) freeWorker() {
-	if s.jobs.credit.Add(1) > int64(cap(s.jobs.waiting)) {
-		s.jobs.credit.Store(int64(cap(s.jobs.waiting)))
+func (jr *jobRunner) freeWorker() {
+	if jr.credit.Add(1) > int64(cap(jr.waiting)) {
+		jr.credit.Store(int64(cap(jr.waiting)))
 	}
-	if s.runCtx.Err() == nil && !s.jobs.closing.Load() && len(s.jobs.waiting) > cap(s.jobs.waiting)/2 {
+	if jr.runCtx.Err() == nil && !jr.closing.Load() && len(jr.waiting) > cap(jr.waiting)/2 {
 		select {
-		case j := <-s.jobs.waiting:
-			s.startJob(j)
+		case j := <-jr.waiting:
+			jr.startJob(j)
 			return
 		default:
 		}
 	}
-	s.slots <- struct{}{}
-	if len(s.jobs.waiting) > 0 {
+	jr.slots <- struct{}{}
+	if len(jr.waiting) > 0 {
 		select { // the dispatch loop may be asleep: the waiting jobs need it
-		case s.jobs.kick <- struct{}{}:
+		case jr.kick <- struct{}{}:
 		default:
 		}
 	}
@@ -139,12 +140,12 @@ const maxJobWait = time.Second
 // the queue, due at once, their attempt not counted: all of them (when the
 // scheduler stops) or those that waited longer than maxJobWait. It returns
 // once Redis has them.
-func (s *Scheduler) giveBackWaiting(all bool) {
+func (jr *jobRunner) giveBackWaiting(all bool) {
 	var back, keep []*jobRun
 	for {
 		select {
-		case j := <-s.jobs.waiting:
-			if all || s.jobs.closing.Load() || time.Since(j.claimed) > maxJobWait {
+		case j := <-jr.waiting:
+			if all || jr.closing.Load() || time.Since(j.claimed) > maxJobWait {
 				back = append(back, j)
 			} else {
 				keep = append(keep, j)
@@ -156,39 +157,41 @@ func (s *Scheduler) giveBackWaiting(all bool) {
 	}
 	for _, j := range keep {
 		select {
-		case s.jobs.waiting <- j:
+		case jr.waiting <- j:
 		default: // the dispatch loop refilled the room meanwhile
 			back = append(back, j)
 		}
 	}
-	s.giveBack(back)
+	jr.giveBack(back)
 }
 
 // giveBack puts claimed jobs that have not started back in the queue, due
 // at once, their attempt not counted, and returns once Redis has them.
-func (s *Scheduler) giveBack(back []*jobRun) {
+func (jr *jobRunner) giveBack(back []*jobRun) {
 	if len(back) == 0 {
 		return
 	}
-	due := ms(s.clock.Now())
+	due := ms(jr.clock.Now())
 	acks := make([]*jobAck, len(back))
 	for i, j := range back {
 		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
-		s.jobs.acks.add(acks[i])
+		jr.acks.add(acks[i])
 	}
 	for _, a := range acks {
 		<-a.done
 	}
-	s.log.Debug("claimed jobs given back: no worker took them", "jobs", len(back))
+	jr.log.Debug("claimed jobs given back: no worker took them", "jobs", len(back))
 }
 
 // jobLease is how long a claimed job stays with its process without a
 // renewal; maintenance renews it every heartbeat.
-func (s *Scheduler) jobLease() time.Duration { return 2 * s.opts.processTTL }
+func (jr *jobRunner) jobLease() time.Duration { return 2 * jr.opts.processTTL }
 
-// jobRunner is the job side of a Scheduler: idle job goroutines, claimed
-// jobs waiting for a worker, and the queue of acks.
+// jobRunner is the job runner component: claims of due jobs, idle job
+// goroutines, claimed jobs waiting for a worker, and the queue of acks.
 type jobRunner struct {
+	*engine
+	mu   sync.Mutex   // guards idle, claims, unknownTypes
 	idle chan *jobRun // unbuffered: a send succeeds when a goroutine is idle
 	// waiting holds jobs claimed ahead of free workers (at most a batch);
 	// a worker whose handler returns takes the next one. They are in
@@ -202,8 +205,16 @@ type jobRunner struct {
 	claimSeq atomic.Uint64
 	// claims counts, by claim id, the jobs of each claim not yet acked; a
 	// claim leaves when its last ack is written. Maintenance renews the
-	// lease of every claim here. Guarded by Scheduler.mu.
-	claims map[string]int
+	// lease of every claim here.
+	claims       map[string]int
+	unknownTypes onceSet // job types seen that this process lacks
+}
+
+func newJobRunner(e *engine) *jobRunner {
+	jr := &jobRunner{engine: e, waiting: make(chan *jobRun, e.opts.batch), kick: make(chan struct{}, 1),
+		claims: make(map[string]int)}
+	jr.acks.write = jr.flushAcks
+	return jr
 }
 
 // jobGoroutineIdle is how long a job goroutine waits for the next job
@@ -213,35 +224,35 @@ const jobGoroutineIdle = time.Second
 
 // startJob runs j, a claimed job, on an idle job goroutine, or
 // a new one, on a worker slot the caller holds.
-func (s *Scheduler) startJob(j *jobRun) {
-	s.mu.Lock()
-	if s.jobs.idle == nil {
-		s.jobs.idle = make(chan *jobRun)
+func (jr *jobRunner) startJob(j *jobRun) {
+	jr.mu.Lock()
+	if jr.idle == nil {
+		jr.idle = make(chan *jobRun)
 	}
-	idle := s.jobs.idle
-	s.mu.Unlock()
-	s.running.Add(1)
+	idle := jr.idle
+	jr.mu.Unlock()
+	jr.running.Add(1)
 	select {
 	case idle <- j:
 	default:
-		go s.jobGoroutine(j, idle)
+		go jr.jobGoroutine(j, idle)
 	}
 }
 
 // jobGoroutine runs j, then the jobs handed to it while idle, until it has
 // been idle for jobGoroutineIdle or the scheduler stopped.
-func (s *Scheduler) jobGoroutine(j *jobRun, idle chan *jobRun) {
+func (jr *jobRunner) jobGoroutine(j *jobRun, idle chan *jobRun) {
 	timer := time.NewTimer(jobGoroutineIdle)
 	defer timer.Stop()
 	for {
-		s.executeJob(j)
-		s.running.Done()
+		jr.executeJob(j)
+		jr.running.Done()
 		timer.Reset(jobGoroutineIdle)
 		select {
 		case j = <-idle:
 		case <-timer.C:
 			return
-		case <-s.runCtx.Done():
+		case <-jr.runCtx.Done():
 			return
 		}
 	}
@@ -253,19 +264,19 @@ func (s *Scheduler) jobGoroutine(j *jobRun, idle chan *jobRun) {
 // written; hooks and listeners are told after that. A job whose envelope
 // does not decode is dead-lettered; one whose type this process lacks is
 // put back for another process.
-func (s *Scheduler) executeJob(j *jobRun) {
+func (jr *jobRunner) executeJob(j *jobRun) {
 	env, err := decodeEnvelope(j.raw)
 	if err != nil {
-		s.deadJob(j, err)
+		jr.deadJob(j, err)
 		return
 	}
 	j.env = env
-	if j.reg = s.reg.Entry(j.env.Task); j.reg == nil {
-		s.releaseJob(j)
+	if j.reg = jr.reg.Entry(j.env.Task); j.reg == nil {
+		jr.releaseJob(j)
 		return
 	}
-	rep, rec := s.runHandler(handlerRun{
-		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: s.id},
+	rep, rec := jr.runHandler(handlerRun{
+		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: jr.id},
 		entry: j.reg,
 		build: func() (TaskInterface, error) { return decodePayload(j.reg, j.env.Payload) },
 	})
@@ -276,27 +287,27 @@ func (s *Scheduler) executeJob(j *jobRun) {
 			retries = *j.env.Retries
 		}
 		if j.attempt <= retries {
-			action, due = "retry", ms(rec.End.Add(s.backoff(j.attempt)))
+			action, due = "retry", ms(rec.End.Add(jr.backoff(j.attempt)))
 		} else {
 			action = "dead"
 		}
 	}
-	s.endJob(j, action, due, rec, rep)
+	jr.endJob(j, action, due, rec, rep)
 }
 
 // endJob queues j's ack and gives its worker slot back. The job stays in
 // flight, its lease renewed, until the ack is written; then the hooks and
 // listeners are told of rep (when not nil). Run waits for both.
-func (s *Scheduler) endJob(j *jobRun, action string, due int64, rec Record, rep *runReport) {
-	s.running.Add(1) // done once the ack is written and reported
-	s.jobs.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
-	s.freeWorker() // the handler is done: the worker may take the next job
+func (jr *jobRunner) endJob(j *jobRun, action string, due int64, rec Record, rep *runReport) {
+	jr.running.Add(1) // done once the ack is written and reported
+	jr.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
+	jr.freeWorker() // the handler is done: the worker may take the next job
 }
 
 // backoff is the delay before retry number attempt: exponential from the
 // base (WithRetryBackoff), capped at an hour, with ±20% jitter.
-func (s *Scheduler) backoff(attempt int) time.Duration {
-	d := s.opts.retryBackoff << min(attempt-1, 20)
+func (e *engine) backoff(attempt int) time.Duration {
+	d := e.opts.retryBackoff << min(attempt-1, 20)
 	d = min(d, time.Hour)
 	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
 	return d + jitter
@@ -316,8 +327,8 @@ type jobAck struct {
 
 // flushAcks writes a batch of acks, then wakes those waiting for them and
 // has the runs reported.
-func (s *Scheduler) flushAcks(batch []*jobAck) {
-	s.writeAcks(batch)
+func (jr *jobRunner) flushAcks(batch []*jobAck) {
+	jr.writeAcks(batch)
 	var reports []*runReport
 	for _, a := range batch {
 		if a.done != nil {
@@ -327,11 +338,11 @@ func (s *Scheduler) flushAcks(batch []*jobAck) {
 		case a.report != nil && a.counted:
 			reports = append(reports, a.report) // its count is done once reported
 		case a.counted:
-			s.running.Done()
+			jr.running.Done()
 		}
 	}
 	if len(reports) > 0 {
-		go s.reportRuns(reports)
+		go jr.reportRuns(reports)
 	}
 }
 
@@ -339,28 +350,28 @@ func (s *Scheduler) flushAcks(batch []*jobAck) {
 // is away (for up to 30s; after that the jobs are delivered again when their
 // leases expire). Of each type's history only the newest records that the
 // history keeps are sent.
-func (s *Scheduler) writeAcks(batch []*jobAck) {
+func (jr *jobRunner) writeAcks(batch []*jobAck) {
 	recorded := map[string]int{} // per type: acks that leave a history record
 	var ending []string
-	s.mu.Lock()
+	jr.mu.Lock()
 	for _, a := range batch {
 		if a.action != "release" {
 			recorded[a.j.env.Task]++
 		}
-		if s.jobs.claims[a.j.claim]--; s.jobs.claims[a.j.claim] == 0 {
+		if jr.claims[a.j.claim]--; jr.claims[a.j.claim] == 0 {
 			ending = append(ending, a.j.claim) // its lease goes with this batch
 		}
 	}
-	s.mu.Unlock()
+	jr.mu.Unlock()
 	defer func() {
 		// Renewed until the ack is written: a claim leaves only then.
-		s.mu.Lock()
+		jr.mu.Lock()
 		for _, c := range ending {
-			if s.jobs.claims[c] == 0 {
-				delete(s.jobs.claims, c)
+			if jr.claims[c] == 0 {
+				delete(jr.claims, c)
 			}
 		}
-		s.mu.Unlock()
+		jr.mu.Unlock()
 	}()
 	acks := make([]rdb.JobAck, len(batch))
 	for i, a := range batch {
@@ -372,7 +383,7 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 			ack.Type = t
 			// LPUSH then LTRIM keeps the newest historyLen records:
 			// older ones of this batch would be trimmed at once.
-			if recorded[t] <= s.opts.historyLen {
+			if recorded[t] <= jr.opts.historyLen {
 				ack.Record = a.rec.encode()
 			}
 			recorded[t]--
@@ -385,32 +396,32 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 		}
 		acks[i] = ack
 	}
-	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: s.opts.deadLetters, History: s.history()}
+	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: jr.opts.deadLetters, History: jr.history()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for {
-		lost, err := s.db.AckJobs(ctx, b)
+		lost, err := jr.db.AckJobs(ctx, b)
 		if err == nil {
 			for _, a := range batch {
 				if a.action == "retry" || a.action == "release" {
-					s.wake() // the job queue has a new entry: look at its head again
+					jr.wake() // the job queue has a new entry: look at its head again
 					break
 				}
 			}
 			for _, id := range lost {
-				s.log.Warn("job delivery was no longer ours (lease expired; delivered again)", "job", id)
+				jr.log.Warn("job delivery was no longer ours (lease expired; delivered again)", "job", id)
 			}
 			for _, a := range batch {
 				if a.action == "dead" && !slices.Contains(lost, a.j.id) {
-					s.log.Error("job failed for good; moved to the dead letters", "job", a.j.id, "task", a.j.env.Task,
+					jr.log.Error("job failed for good; moved to the dead letters", "job", a.j.id, "task", a.j.env.Task,
 						"attempts", a.j.attempt, "err", a.rec.Error)
 				}
 			}
 			return
 		}
 		if ctx.Err() != nil {
-			s.log.Error("could not ack jobs; they will be delivered again", "jobs", len(batch), "err", err)
+			jr.log.Error("could not ack jobs; they will be delivered again", "jobs", len(batch), "err", err)
 			return
 		}
 		time.Sleep(backoff)
@@ -420,56 +431,56 @@ func (s *Scheduler) writeAcks(batch []*jobAck) {
 
 // releaseJob puts back a job whose type this process lacks, a little
 // later, for a process that has it. It is never dropped.
-func (s *Scheduler) releaseJob(j *jobRun) {
-	s.mu.Lock()
-	first := s.unknownJobTypes.seen(j.env.Task)
-	s.mu.Unlock()
+func (jr *jobRunner) releaseJob(j *jobRun) {
+	jr.mu.Lock()
+	first := jr.unknownTypes.seen(j.env.Task)
+	jr.mu.Unlock()
 	if first {
-		s.log.Warn("job type not registered in this process; left for a process that has it",
+		jr.log.Warn("job type not registered in this process; left for a process that has it",
 			"job", j.id, "task", j.env.Task)
 	}
-	s.endJob(j, "release", ms(s.clock.Now().Add(s.opts.maxSleep*5)), Record{}, nil)
+	jr.endJob(j, "release", ms(jr.clock.Now().Add(jr.opts.maxSleep*5)), Record{}, nil)
 }
 
 // deadJob dead-letters a job that can never run (a corrupt envelope).
-func (s *Scheduler) deadJob(j *jobRun, err error) {
-	s.log.Error("bad job data; moved to the dead letters", "job", j.id, "err", err)
+func (jr *jobRunner) deadJob(j *jobRun, err error) {
+	jr.log.Error("bad job data; moved to the dead letters", "job", j.id, "err", err)
 	j.env = badEnvelope(j.raw)
-	now := s.clock.Now()
-	s.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
-		Outcome: OutcomeFailed, Error: err.Error(), Process: s.id, Attempt: j.attempt}, nil)
+	now := jr.clock.Now()
+	jr.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
+		Outcome: OutcomeFailed, Error: err.Error(), Process: jr.id, Attempt: j.attempt}, nil)
 }
 
 // renewJobs extends the leases of this process's claims that have jobs in
 // flight.
-func (s *Scheduler) renewJobs(ctx context.Context) {
-	s.mu.Lock()
-	claims := make([]string, 0, len(s.jobs.claims))
-	for c := range s.jobs.claims {
+func (jr *jobRunner) renewJobs(ctx context.Context) {
+	jr.mu.Lock()
+	claims := make([]string, 0, len(jr.claims))
+	for c := range jr.claims {
 		claims = append(claims, c)
 	}
-	s.mu.Unlock()
-	if err := s.db.RenewJobLeases(ctx, s.jobLease(), claims); err != nil && ctx.Err() == nil {
-		s.log.Warn("renewing job leases failed", "err", err)
+	jr.mu.Unlock()
+	if err := jr.db.RenewJobLeases(ctx, jr.jobLease(), claims); err != nil && ctx.Err() == nil {
+		jr.log.Warn("renewing job leases failed", "err", err)
 	}
 }
 
 // redeliver puts the jobs of claims whose lease expired back in the queue
 // (master duty).
-func (s *Scheduler) redeliver(ctx context.Context) error {
-	back, err := s.db.Redeliver(ctx, 1000, s.dutyDeadline(ctx))
+func (jr *jobRunner) redeliver(ctx context.Context) error {
+	back, err := jr.db.Redeliver(ctx, 1000, jr.maint.dutyDeadline(ctx))
 	if err != nil {
 		return err
 	}
 	for _, j := range back {
 		process := rdb.ClaimProcess(j.Claim)
-		s.log.Warn("job delivered again: its process died or stalled", "job", j.ID, "process", process)
-		if h := s.opts.hooks.Redelivered; h != nil {
+		jr.log.Warn("job delivered again: its process died or stalled", "job", j.ID, "process", process)
+		if h := jr.opts.hooks.Redelivered; h != nil {
 			h(ctx, j.ID, process)
 		}
 	}
 	if len(back) > 0 {
-		s.rdb.Publish(ctx, s.keys.Wake(), "redeliver")
+		jr.rdb.Publish(ctx, jr.keys.Wake(), "redeliver")
 	}
 	return nil
 }

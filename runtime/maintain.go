@@ -6,18 +6,37 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
+// maintainer is the maintenance component: its goroutine beats the
+// heartbeat, renews the leases of the runs and claims in flight, syncs the
+// clock, notices lost data, reads the live peers for the instant split, and
+// in the master does the namespace's duties (abandoned runs, redelivery,
+// requeue, prune). It also registers the tasks at start (register.go).
+type maintainer struct {
+	*engine
+	mu          sync.Mutex
+	isMaster    bool              // guarded by mu
+	dataEpoch   string            // created_at of meta when last checked (maintain goroutine only)
+	digest      string            // registryDigest of reg, taken at Run
+	peerDigests map[string]string // live process id -> its registry digest (maintain goroutine only)
+}
+
+func newMaintainer(e *engine) *maintainer {
+	return &maintainer{engine: e, peerDigests: make(map[string]string)}
+}
+
 // maintain runs the periodic duties of every process (heartbeat, lease
 // renewal, clock sync, detecting that Redis lost its data) and, in the
 // process holding lock:master, the duties done once per namespace
 // (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks).
-func (s *Scheduler) maintain(ctx context.Context) {
-	tick := time.NewTicker(s.opts.heartbeat)
+func (mt *maintainer) maintain(ctx context.Context) {
+	tick := time.NewTicker(mt.opts.heartbeat)
 	defer tick.Stop()
 	lastSync := time.Now()
 	lastForget := time.Now()
@@ -29,70 +48,68 @@ func (s *Scheduler) maintain(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if time.Since(lastQuarantine) > 10*s.opts.heartbeat {
+		if time.Since(lastQuarantine) > 10*mt.opts.heartbeat {
 			lastQuarantine = time.Now()
-			s.quarantine(ctx)
+			mt.quarantine(ctx)
 		}
 		beat := time.Now()
-		if err := s.heartbeat(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("heartbeat failed", "err", err)
-			reloadTopology(s.rdb, err)
+		if err := mt.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			mt.log.Warn("heartbeat failed", "err", err)
+			reloadTopology(mt.rdb, err)
 			contact.fail()
 			continue
 		}
-		if broken := contact.ok(beat, time.Now(), s.opts.processTTL); broken > 0 {
-			s.log.Warn("Redis answers again after an outage or a stall; judging other processes dead waits a process TTL",
-				"outage", broken.Round(time.Millisecond).String(), "wait", s.opts.processTTL.String())
+		if broken := contact.ok(beat, time.Now(), mt.opts.processTTL); broken > 0 {
+			mt.log.Warn("Redis answers again after an outage or a stall; judging other processes dead waits a process TTL",
+				"outage", broken.Round(time.Millisecond).String(), "wait", mt.opts.processTTL.String())
 		}
-		s.renew(ctx)
-		s.renewJobs(ctx)
-		s.giveBackWaiting(false)
+		mt.renew(ctx)
+		mt.jobs.renewJobs(ctx)
+		mt.jobs.giveBackWaiting(false)
 		if time.Since(lastSync) > 10*time.Second {
 			lastSync = time.Now()
-			if err := s.clock.Sync(ctx, 3); err != nil {
-				s.log.Warn("clock sync failed", "err", err)
+			if err := mt.clock.Sync(ctx, 3); err != nil {
+				mt.log.Warn("clock sync failed", "err", err)
 			}
 		}
 		if time.Since(lastForget) > time.Minute {
 			lastForget = time.Now()
-			s.forgetIgnored()
+			mt.disp.forgetIgnored()
 		}
-		if err := s.checkData(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("data check failed", "err", err)
+		if err := mt.checkData(ctx); err != nil && ctx.Err() == nil {
+			mt.log.Warn("data check failed", "err", err)
 		}
-		if s.takeMaster(ctx) && contact.settled(time.Now(), s.opts.processTTL) {
-			s.masterDuties(s.dutyContext(ctx))
+		if mt.takeMaster(ctx) && contact.settled(time.Now(), mt.opts.processTTL) {
+			mt.masterDuties(mt.dutyContext(ctx))
 		}
 	}
 }
 
 // heartbeat tells the namespace this process is alive and what it runs.
-func (s *Scheduler) heartbeat(ctx context.Context) error {
-	now := ms(s.clock.Now())
+func (mt *maintainer) heartbeat(ctx context.Context) error {
+	now := ms(mt.clock.Now())
 	host, _ := os.Hostname()
-	s.mu.Lock()
-	running := len(s.inflight)
-	s.mu.Unlock()
-	pipe := s.rdb.Pipeline()
-	pipe.ZAdd(ctx, s.keys.Processes(), redis.Z{Score: float64(now), Member: s.id})
-	pipe.HSet(ctx, s.keys.Process(s.id), "host", host, "pid", os.Getpid(), "version", s.opts.version,
-		"started", ms(s.start), "beat", now, "running", running, "tasks", len(s.reg.Entries()), "types", s.digest)
-	pipe.PExpire(ctx, s.keys.Process(s.id), 3*s.opts.processTTL)
-	live := pipe.ZRangeByScore(ctx, s.keys.Processes(), &redis.ZRangeBy{
-		Min: strconv.FormatInt(now-s.opts.processTTL.Milliseconds(), 10), Max: "+inf"})
+	running := mt.tasks.count()
+	pipe := mt.rdb.Pipeline()
+	pipe.ZAdd(ctx, mt.keys.Processes(), redis.Z{Score: float64(now), Member: mt.id})
+	pipe.HSet(ctx, mt.keys.Process(mt.id), "host", host, "pid", os.Getpid(), "version", mt.opts.version,
+		"started", ms(mt.start), "beat", now, "running", running, "tasks", len(mt.reg.Entries()), "types", mt.digest)
+	pipe.PExpire(ctx, mt.keys.Process(mt.id), 3*mt.opts.processTTL)
+	live := pipe.ZRangeByScore(ctx, mt.keys.Processes(), &redis.ZRangeBy{
+		Min: strconv.FormatInt(now-mt.opts.processTTL.Milliseconds(), 10), Max: "+inf"})
 	_, err := pipe.Exec(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.refreshPeers(ctx, live.Val()); err != nil {
+	if err := mt.refreshPeers(ctx, live.Val()); err != nil {
 		return fmt.Errorf("reading the task types of live processes: %w", err)
 	}
-	return s.refreshDeclared(ctx, now)
+	return mt.refreshDeclared(ctx, now)
 }
 
 // renew extends the locks and leases of this process's runs in progress.
-func (s *Scheduler) renew(ctx context.Context) {
-	runs := s.runsInFlight()
+func (mt *maintainer) renew(ctx context.Context) {
+	runs := mt.tasks.runsInFlight()
 	if len(runs) == 0 {
 		return
 	}
@@ -100,8 +117,8 @@ func (s *Scheduler) renew(ctx context.Context) {
 	for i, r := range runs {
 		renewals[i] = rdb.RunRenewal{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl}
 	}
-	if err := s.db.RenewRuns(ctx, renewals); err != nil && ctx.Err() == nil {
-		s.log.Warn("renewing run leases failed", "err", err)
+	if err := mt.db.RenewRuns(ctx, renewals); err != nil && ctx.Err() == nil {
+		mt.log.Warn("renewing run leases failed", "err", err)
 	}
 }
 
@@ -112,84 +129,84 @@ func (s *Scheduler) renew(ctx context.Context) {
 // registered again (meta's created_at changed), and the tasks are scheduled
 // from two heartbeats on, so every live process has its locks back before a
 // task can fire beside a run that is still going.
-func (s *Scheduler) checkData(ctx context.Context) error {
-	created, err := s.rdb.HGet(ctx, s.keys.Meta(), "created_at").Result()
+func (mt *maintainer) checkData(ctx context.Context) error {
+	created, err := mt.rdb.HGet(ctx, mt.keys.Meta(), "created_at").Result()
 	if err != nil && err != redis.Nil {
 		return err
 	}
 	switch {
-	case created != "" && (s.dataEpoch == "" || created == s.dataEpoch):
-		s.dataEpoch = created
+	case created != "" && (mt.dataEpoch == "" || created == mt.dataEpoch):
+		mt.dataEpoch = created
 		return nil
 	case created != "":
-		s.log.Warn("namespace data was lost (Redis restarted empty or was flushed) and registered again by another process; taking the locks of running tasks again")
-		s.dataEpoch = created
-		s.retakeLocks(ctx)
+		mt.log.Warn("namespace data was lost (Redis restarted empty or was flushed) and registered again by another process; taking the locks of running tasks again")
+		mt.dataEpoch = created
+		mt.tasks.retakeLocks(ctx)
 		return nil
-	case !s.hasSchedules():
+	case !mt.hasSchedules():
 		return nil // only job types: nothing to register
 	}
-	s.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
-	s.retakeLocks(ctx)
-	if err := s.registerFrom(ctx, s.clock.Now().Add(2*s.opts.heartbeat)); err != nil {
+	mt.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
+	mt.tasks.retakeLocks(ctx)
+	if err := mt.registerFrom(ctx, mt.clock.Now().Add(2*mt.opts.heartbeat)); err != nil {
 		return err
 	}
-	s.dataEpoch = "" // ours, or a process's that registered at the same time
-	s.wake()
+	mt.dataEpoch = "" // ours, or a process's that registered at the same time
+	mt.wake()
 	return nil
 }
 
 // takeMaster takes or renews lock:master and reports whether this process
 // holds it.
-func (s *Scheduler) takeMaster(ctx context.Context) bool {
-	ok, err := s.db.TakeMaster(ctx, s.id, s.opts.processTTL)
+func (mt *maintainer) takeMaster(ctx context.Context) bool {
+	ok, err := mt.db.TakeMaster(ctx, mt.id, mt.opts.processTTL)
 	held := err == nil && ok
-	s.mu.Lock()
-	changed := held != s.isMaster
-	s.isMaster = held
-	s.mu.Unlock()
+	mt.mu.Lock()
+	changed := held != mt.isMaster
+	mt.isMaster = held
+	mt.mu.Unlock()
 	if changed {
-		s.log.Info("master role", "held", held)
+		mt.log.Info("master role", "held", held)
 	}
 	return held
 }
 
 // masterDuties are done by one process per namespace at a time.
-func (s *Scheduler) masterDuties(ctx context.Context) {
+func (mt *maintainer) masterDuties(ctx context.Context) {
 	for name, f := range map[string]func(context.Context) error{
-		"reap abandoned runs": s.reap,
-		"requeue tasks":       s.requeue,
-		"prune tasks":         s.prune,
-		"redeliver jobs":      s.redeliver,
+		"reap abandoned runs": mt.reap,
+		"requeue tasks":       mt.requeue,
+		"prune tasks":         mt.prune,
+		"redeliver jobs":      mt.jobs.redeliver,
 	} {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn(name+" failed", "err", err)
+			mt.log.Warn(name+" failed", "err", err)
 		}
 	}
 }
 
 // reap records runs whose process died as abandoned and frees their locks.
-func (s *Scheduler) reap(ctx context.Context) error {
-	ids, err := s.rdb.SMembers(ctx, s.keys.Running()).Result()
+func (mt *maintainer) reap(ctx context.Context) error {
+	ids, err := mt.rdb.SMembers(ctx, mt.keys.Running()).Result()
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	leases, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+	leases, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
 		for i, id := range ids {
-			cmds[i] = pipe.Get(ctx, s.keys.Run(id))
+			cmds[i] = pipe.Get(ctx, mt.keys.Run(id))
 		}
 		return cmds
 	})
 	if err != nil && err != redis.Nil && !isReplyError(err) {
 		return err
 	}
-	beats, err := s.rdb.ZRangeWithScores(ctx, s.keys.Processes(), 0, -1).Result()
+	beats, err := mt.rdb.ZRangeWithScores(ctx, mt.keys.Processes(), 0, -1).Result()
 	if err != nil {
 		return err
 	}
 	alive := make(map[string]bool, len(beats))
-	deadline := float64(ms(s.clock.Now()) - s.opts.processTTL.Milliseconds())
+	deadline := float64(ms(mt.clock.Now()) - mt.opts.processTTL.Milliseconds())
 	for _, b := range beats {
 		alive[b.Member.(string)] = b.Score >= deadline
 	}
@@ -203,7 +220,7 @@ func (s *Scheduler) reap(ctx context.Context) error {
 			var perr error
 			if l, perr = rdb.ParseLease(lease); perr != nil {
 				// Not a lease this engine wrote: no process can renew it.
-				s.log.Warn("run lease unreadable; recording the run abandoned", "run", id, "err", perr)
+				mt.log.Warn("run lease unreadable; recording the run abandoned", "run", id, "err", perr)
 			}
 		}
 		if l.Task != "" {
@@ -219,28 +236,28 @@ func (s *Scheduler) reap(ctx context.Context) error {
 			}
 			l = rdb.Lease{Task: task, Fire: fire}
 		}
-		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: s.clock.Now(),
+		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: mt.clock.Now(),
 			Outcome: OutcomeAbandoned, Error: "process " + l.Process + " died during the run", Process: l.Process, Attempt: 1}
-		done, err := s.db.Abandon(ctx, rdb.Abandonment{RunID: id, Task: l.Task, LeaseSeen: lease,
-			LockValue: rdb.LockValue(l.Process, l.Fire), Process: l.Process, ProcessTTL: s.opts.processTTL,
-			Record: rec.encode(), NotAfterMS: s.dutyDeadline(ctx)}, s.history())
+		done, err := mt.db.Abandon(ctx, rdb.Abandonment{RunID: id, Task: l.Task, LeaseSeen: lease,
+			LockValue: rdb.LockValue(l.Process, l.Fire), Process: l.Process, ProcessTTL: mt.opts.processTTL,
+			Record: rec.encode(), NotAfterMS: mt.dutyDeadline(ctx)}, mt.history())
 		if err != nil {
 			return err
 		}
 		if done {
-			s.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
-			if h := s.opts.hooks.Abandoned; h != nil {
+			mt.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
+			if h := mt.opts.hooks.Abandoned; h != nil {
 				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
 			}
-			s.retryAbandoned(ctx, l.Task, id)
+			mt.retryAbandoned(ctx, l.Task, id)
 		}
 	}
 	return nil
 }
 
 // retryAbandoned re-runs an abandoned fire when its task has retries.
-func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
-	vals, err := s.rdb.HMGet(ctx, s.keys.Task(task), fieldType, fieldParams, fieldRetries).Result()
+func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string) {
+	vals, err := mt.rdb.HMGet(ctx, mt.keys.Task(task), fieldType, fieldParams, fieldRetries).Result()
 	if err != nil || len(vals) != 3 {
 		return
 	}
@@ -248,7 +265,7 @@ func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
 	params, _ := vals[1].(string)
 	retries, _ := strconv.Atoi(fmt.Sprint(vals[2]))
 	if typ != "" && retries > 0 {
-		s.retryFire(typ, params, retries, runID)
+		mt.tasks.retryFire(typ, params, retries, runID)
 	}
 }
 
@@ -257,19 +274,19 @@ func (s *Scheduler) retryAbandoned(ctx context.Context, task, runID string) {
 // entries lost to bad data. It reads the queue scores of all tasks with
 // ZMSCORE, a command per thousand tasks, and the hashes only of the tasks
 // not queued, so a heartbeat costs little more than the task count.
-func (s *Scheduler) requeue(ctx context.Context) error {
-	members, err := s.rdb.SMembers(ctx, s.keys.Tasks()).Result()
+func (mt *maintainer) requeue(ctx context.Context) error {
+	members, err := mt.rdb.SMembers(ctx, mt.keys.Tasks()).Result()
 	if err != nil || len(members) == 0 {
 		return err
 	}
 	var unqueued []string
 	for chunk := range slices.Chunk(members, 1000) {
 		args := make([]any, 0, len(chunk)+2)
-		args = append(args, "ZMSCORE", s.keys.Queue())
+		args = append(args, "ZMSCORE", mt.keys.Queue())
 		for _, m := range chunk {
 			args = append(args, m)
 		}
-		scores, err := s.rdb.Do(ctx, args...).Slice()
+		scores, err := mt.rdb.Do(ctx, args...).Slice()
 		if err != nil {
 			return err
 		}
@@ -287,7 +304,7 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 				continue
 			}
 			if absurdScore(score) {
-				s.repairScore(ctx, m, score)
+				mt.repairScore(ctx, m, score)
 			}
 		}
 	}
@@ -295,22 +312,22 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		return nil
 	}
 	members = unqueued
-	reads, err := s.db.ReadTaskStates(ctx, members)
+	reads, err := mt.db.ReadTaskStates(ctx, members)
 	if err != nil {
 		return err
 	}
-	now := s.clock.Now()
+	now := mt.clock.Now()
 	for i, m := range members {
 		read := reads[i]
 		if read.Missing {
-			s.rdb.SRem(ctx, s.keys.Tasks(), m)
+			mt.rdb.SRem(ctx, mt.keys.Tasks(), m)
 			continue
 		}
 		st := read.State
 		if read.Err != nil || (st.Status != StatusActive && st.Status != StatusPaused) || st.Expression == "" {
 			continue
 		}
-		sched, err := s.cache.Get(st.Expression, st.TZ)
+		sched, err := mt.cache.Get(st.Expression, st.TZ)
 		if err != nil {
 			continue
 		}
@@ -318,13 +335,13 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 		if next == 0 {
 			continue
 		}
-		queued, err := s.db.Requeue(ctx, m, next)
+		queued, err := mt.db.Requeue(ctx, m, next)
 		if err != nil {
 			return err
 		}
 		if queued {
-			s.log.Info("task back in the queue", "task", m, "status", st.Status, "next", fromMS(next))
-			s.rdb.Publish(ctx, s.keys.Wake(), "requeue")
+			mt.log.Info("task back in the queue", "task", m, "status", st.Status, "next", fromMS(next))
+			mt.rdb.Publish(ctx, mt.keys.Wake(), "requeue")
 		}
 	}
 	return nil
@@ -333,23 +350,23 @@ func (s *Scheduler) requeue(ctx context.Context) error {
 // prune removes static tasks that no live process has declared for a
 // while: tasks deleted from the code, once every process of the builds
 // that declared them is gone. Run-time tasks are never pruned.
-func (s *Scheduler) prune(ctx context.Context) error {
-	grace := 3 * s.opts.processTTL
-	cutoff := strconv.FormatInt(ms(s.clock.Now())-grace.Milliseconds(), 10)
-	stale, err := s.rdb.ZRangeByScore(ctx, s.keys.Declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+func (mt *maintainer) prune(ctx context.Context) error {
+	grace := 3 * mt.opts.processTTL
+	cutoff := strconv.FormatInt(ms(mt.clock.Now())-grace.Milliseconds(), 10)
+	stale, err := mt.rdb.ZRangeByScore(ctx, mt.keys.Declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
 	if err != nil {
 		return err
 	}
 	for _, m := range stale {
-		pruned, err := s.db.Prune(ctx, m, grace, s.dutyDeadline(ctx))
+		pruned, err := mt.db.Prune(ctx, m, grace, mt.dutyDeadline(ctx))
 		if err != nil {
 			return err
 		}
 		if pruned {
-			s.log.Info("task removed: no running build declares it", "task", m)
+			mt.log.Info("task removed: no running build declares it", "task", m)
 		}
 	}
 	// Forget processes that have been silent for long.
-	old := strconv.FormatInt(ms(s.clock.Now())-(10*s.opts.processTTL).Milliseconds(), 10)
-	return s.rdb.ZRemRangeByScore(ctx, s.keys.Processes(), "-inf", "("+old).Err()
+	old := strconv.FormatInt(ms(mt.clock.Now())-(10*mt.opts.processTTL).Milliseconds(), 10)
+	return mt.rdb.ZRemRangeByScore(ctx, mt.keys.Processes(), "-inf", "("+old).Err()
 }

@@ -14,13 +14,13 @@ import (
 // WRONGTYPE, so without this one foreign value would stop the whole
 // namespace; the scheduler rebuilds what it needs (maintenance puts the
 // tasks back in the queue). It runs at start and periodically.
-func (s *Scheduler) quarantine(ctx context.Context) {
-	types := s.keys.SingletonTypes()
+func (mt *maintainer) quarantine(ctx context.Context) {
+	types := mt.keys.SingletonTypes()
 	names := make([]string, 0, len(types))
 	for key := range types {
 		names = append(names, key)
 	}
-	cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
+	cmds, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
 		cmds := make([]*redis.StatusCmd, len(names))
 		for i, key := range names {
 			cmds[i] = pipe.Type(ctx, key)
@@ -29,7 +29,7 @@ func (s *Scheduler) quarantine(ctx context.Context) {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("checking the types of the namespace's keys failed", "err", err)
+			mt.log.Warn("checking the types of the namespace's keys failed", "err", err)
 		}
 		return
 	}
@@ -37,15 +37,15 @@ func (s *Scheduler) quarantine(ctx context.Context) {
 		if t := cmds[i].Val(); t == types[key] || t == "none" {
 			continue
 		}
-		at := ms(s.clock.Now())
-		dest := s.keys.Quarantine(key, at)
-		found, err := s.db.Quarantine(ctx, key, types[key], at)
+		at := ms(mt.clock.Now())
+		dest := mt.keys.Quarantine(key, at)
+		found, err := mt.db.Quarantine(ctx, key, types[key], at)
 		if err != nil {
-			s.log.Error("could not move a foreign value aside (quarantine)", "key", key, "err", err)
+			mt.log.Error("could not move a foreign value aside (quarantine)", "key", key, "err", err)
 			continue
 		}
 		if found != "" {
-			s.log.Error("foreign value moved aside (quarantine): the key held the wrong type", "key", key,
+			mt.log.Error("foreign value moved aside (quarantine): the key held the wrong type", "key", key,
 				"type", found, "want", types[key], "to", dest)
 		}
 	}

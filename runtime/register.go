@@ -19,15 +19,15 @@ const sourceStatic = "static"
 // if absent, rescheduled if its expression or zone changed, the operator's
 // status kept. It also marks each task declared by a live process, so
 // maintenance never prunes a task that a running build still declares.
-func (s *Scheduler) register(ctx context.Context) error {
-	return s.registerFrom(ctx, s.clock.Now())
+func (mt *maintainer) register(ctx context.Context) error {
+	return mt.registerFrom(ctx, mt.clock.Now())
 }
 
 // registerFrom is register with the first instant of a task written anew
 // (a new task, a changed schedule) strictly after first.
-func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
+func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 	var tasks []*registry.Entry
-	for _, reg := range s.reg.Entries() {
+	for _, reg := range mt.reg.Entries() {
 		if reg.Schedule() != nil { // job types run only when enqueued
 			tasks = append(tasks, reg)
 		}
@@ -35,7 +35,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	now := s.clock.Now()
+	now := mt.clock.Now()
 	decls := make([]rdb.TaskDecl, len(tasks))
 	for i, reg := range tasks {
 		c := reg.Config()
@@ -43,7 +43,7 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 			Interval: schedule.Describe(reg.Schedule()), Status: string(c.Status), NextMS: ms(reg.Schedule().Next(first)),
 			Timeout: c.Timeout, Concurrent: c.Concurrent, Misfire: string(c.Misfire), Retries: c.Retries}
 	}
-	written, err := s.db.Register(ctx, ms(now), decls)
+	written, err := mt.db.Register(ctx, ms(now), decls)
 	if err != nil {
 		return fmt.Errorf("crontab: register tasks: %w", err)
 	}
@@ -51,21 +51,21 @@ func (s *Scheduler) registerFrom(ctx context.Context, first time.Time) error {
 	for i, ch := range written {
 		if ch {
 			changed++
-			s.log.Debug("task scheduled", "task", tasks[i].Config().Name, "expression", tasks[i].Config().Expression)
+			mt.log.Debug("task scheduled", "task", tasks[i].Config().Name, "expression", tasks[i].Config().Expression)
 		}
 	}
-	s.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
+	mt.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
 	if changed > 0 {
-		s.rdb.Publish(ctx, s.keys.Wake(), "register")
+		mt.rdb.Publish(ctx, mt.keys.Wake(), "register")
 	}
 	return nil
 }
 
 // refreshDeclared tells maintenance that this process still declares its
 // tasks.
-func (s *Scheduler) refreshDeclared(ctx context.Context, nowMS int64) error {
-	args := []any{"ZADD", s.keys.Declared()}
-	for _, reg := range s.reg.Entries() {
+func (mt *maintainer) refreshDeclared(ctx context.Context, nowMS int64) error {
+	args := []any{"ZADD", mt.keys.Declared()}
+	for _, reg := range mt.reg.Entries() {
 		if reg.Schedule() != nil {
 			args = append(args, strconv.FormatInt(nowMS, 10), reg.Config().Name)
 		}
@@ -73,7 +73,7 @@ func (s *Scheduler) refreshDeclared(ctx context.Context, nowMS int64) error {
 	if len(args) == 2 {
 		return nil
 	}
-	return s.rdb.Do(ctx, args...).Err()
+	return mt.rdb.Do(ctx, args...).Err()
 }
 
 func boolArg(b bool) string {

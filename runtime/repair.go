@@ -19,13 +19,13 @@ func absurdScore(score float64) bool {
 
 // repairScore resets the queue score of task m from an absurd value (a
 // foreign write) to the task's next_run (master duty, from requeue).
-func (s *Scheduler) repairScore(ctx context.Context, m string, score float64) {
-	n, err := s.db.RepairScore(ctx, m)
+func (mt *maintainer) repairScore(ctx context.Context, m string, score float64) {
+	n, err := mt.db.RepairScore(ctx, m)
 	if err != nil {
-		s.log.Warn("could not repair an absurd queue score", "task", m, "score", score, "err", err)
+		mt.log.Warn("could not repair an absurd queue score", "task", m, "score", score, "err", err)
 		return
 	}
 	if n > 0 {
-		s.log.Warn("absurd queue score replaced by the task's next_run", "task", m, "score", score, "next", fromMS(n))
+		mt.log.Warn("absurd queue score replaced by the task's next_run", "task", m, "score", score, "next", fromMS(n))
 	}
 }

@@ -44,24 +44,24 @@ type runReport struct {
 }
 
 // runHandler runs h's handler and returns its report and history record.
-func (s *Scheduler) runHandler(h handlerRun) (*runReport, Record) {
+func (e *engine) runHandler(h handlerRun) (*runReport, Record) {
 	timeout := h.entry.Config().Timeout
-	ctx, cancel := context.WithTimeout(withRun(s.runCtx, h.info), timeout)
+	ctx, cancel := context.WithTimeout(withRun(e.runCtx, h.info), timeout)
 	defer cancel()
-	start := s.clock.Now()
+	start := e.clock.Now()
 	task, err := h.build()
 	if err == nil {
-		if hook := s.opts.hooks.BeforeExecute; hook != nil {
+		if hook := e.opts.hooks.BeforeExecute; hook != nil {
 			hook(ctx, h.info)
 		}
-		err = s.call(ctx, h.info, task)
+		err = e.call(ctx, h.info, task)
 	}
-	end := s.clock.Now()
+	end := e.clock.Now()
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timeout %v exceeded: %w", timeout, err)
 	}
 	rec := Record{Task: h.info.Task, JobID: h.info.JobID, Fire: h.info.Fire, Start: start, End: end,
-		Outcome: OutcomeOK, Process: s.id, Attempt: h.info.Attempt}
+		Outcome: OutcomeOK, Process: e.id, Attempt: h.info.Attempt}
 	if err != nil {
 		rec.Outcome, rec.Error = OutcomeFailed, err.Error()
 	}
@@ -70,10 +70,10 @@ func (s *Scheduler) runHandler(h handlerRun) (*runReport, Record) {
 
 // call runs task's handler through the middleware chain; a panic anywhere
 // in it is a failed run.
-func (s *Scheduler) call(ctx context.Context, info RunInfo, task TaskInterface) error {
+func (e *engine) call(ctx context.Context, info RunInfo, task TaskInterface) error {
 	next := task.Handle
-	for i := len(s.opts.middleware) - 1; i >= 0; i-- {
-		m, inner := s.opts.middleware[i], next
+	for i := len(e.opts.middleware) - 1; i >= 0; i-- {
+		m, inner := e.opts.middleware[i], next
 		next = func(ctx context.Context) error { return m(ctx, info, inner) }
 	}
 	return safeHandle(ctx, handlerFunc(next))
@@ -98,31 +98,31 @@ func safeHandle(ctx context.Context, task TaskInterface) (err error) {
 // reportRuns tells the hooks and listeners of runs whose outcome is
 // written, in order; each report holds a count of Scheduler.running, done
 // once it is told.
-func (s *Scheduler) reportRuns(reports []*runReport) {
+func (e *engine) reportRuns(reports []*runReport) {
 	for _, r := range reports {
-		s.report(withRun(s.runCtx, r.info), r)
-		s.running.Done()
+		e.report(withRun(e.runCtx, r.info), r)
+		e.running.Done()
 	}
 }
 
 // report calls the hooks and listeners of a finished run.
-func (s *Scheduler) report(ctx context.Context, r *runReport) {
+func (e *engine) report(ctx context.Context, r *runReport) {
 	info := r.info
 	if r.err != nil {
-		s.log.Warn("run failed", "task", info.Task, "job", info.JobID, "fire", info.Fire, "attempt", info.Attempt, "err", r.err)
-		if h := s.opts.hooks.Failed; h != nil {
+		e.log.Warn("run failed", "task", info.Task, "job", info.JobID, "fire", info.Fire, "attempt", info.Attempt, "err", r.err)
+		if h := e.opts.hooks.Failed; h != nil {
 			h(ctx, info, r.err)
 		}
 	} else {
-		if s.log.Enabled(ctx, slog.LevelDebug) { // the arguments cost allocations even when not logged
-			s.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", r.cost.String())
+		if e.log.Enabled(ctx, slog.LevelDebug) { // the arguments cost allocations even when not logged
+			e.log.Debug("run ok", "task", info.Task, "job", info.JobID, "fire", info.Fire, "cost", r.cost.String())
 		}
-		if h := s.opts.hooks.Executed; h != nil {
+		if h := e.opts.hooks.Executed; h != nil {
 			h(ctx, info, r.cost)
 		}
 	}
 	res := Result{RunInfo: info, Start: r.start, Cost: r.cost, OK: r.err == nil, Err: r.err}
-	for _, l := range s.opts.listeners {
+	for _, l := range e.opts.listeners {
 		l.OnComplete(ctx, res)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -21,7 +20,22 @@ import (
 // schedulers, in any number of processes, may share one Redis namespace:
 // each scheduled instant fires once. See the package documentation for the
 // design.
+//
+// A Scheduler composes four components, each with its own state, goroutines
+// and tests: the dispatcher (dispatch.go: the claim loop, and the instant
+// split among peers, share.go), the task runner (execute.go,
+// finishbatch.go: fires in flight, their batched finishes), the job runner
+// (jobrun.go: claimed jobs, job goroutines, batched acks) and the
+// maintainer (maintain.go: heartbeat, renewals, master duties). What they
+// share is the engine.
 type Scheduler struct {
+	*engine
+}
+
+// engine is what the components share: the data model, the registry, the
+// settings, Redis time, the worker slots, the runs in progress, and each
+// other.
+type engine struct {
 	rdb    redis.UniversalClient
 	db     *rdb.RDB // every key, script and stored format
 	reg    *Registry
@@ -35,22 +49,15 @@ type Scheduler struct {
 	wakeCh chan struct{}
 	slots  chan struct{} // one token per free worker
 
-	mu              sync.Mutex
-	inflight        map[string]*inflightRun // by run id
-	unknownJobTypes onceSet                 // job types seen that this process lacks
-	ignored         map[string]int64        // due members this process cannot run, by score
-	dataEpoch       string                  // created_at of meta when last checked (maintain goroutine only)
-	badStatus       onceSet                 // "task|status" of unknown statuses logged (dispatch goroutine only)
-	jobs            jobRunner               // idle job goroutines, batched acks (jobrun.go)
-	finishes        batchQueue[*runEnd]     // batched finishes of task runs (finishbatch.go)
-	running         sync.WaitGroup
-	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
-	stopRuns        context.CancelFunc
-	isMaster        bool
-	digest          string                    // registryDigest of reg, taken at Run
-	peerDigests     map[string]string         // live process id -> its registry digest (maintain goroutine only)
-	share           atomic.Pointer[peerShare] // this process's share of each instant (share.go)
-	started         chan struct{}             // closed once tasks are registered and dispatch begins
+	running  sync.WaitGroup  // handlers, and runs not yet reported
+	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
+	stopRuns context.CancelFunc
+	started  chan struct{} // closed once tasks are registered and dispatch begins
+
+	tasks *taskRunner
+	jobs  *jobRunner
+	disp  *dispatcher
+	maint *maintainer
 }
 
 // NewScheduler returns a scheduler for the tasks of reg on client.
@@ -68,31 +75,27 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if o.processID == "" {
 		o.processID = defaultProcessID()
 	}
-	s := &Scheduler{
-		rdb:         client,
-		db:          rdb.New(client, o.namespace),
-		reg:         reg,
-		opts:        o,
-		keys:        newKeys(o.namespace),
-		log:         o.logger.With("process", o.processID),
-		clock:       newServerClock(client, o.localClock),
-		id:          o.processID,
-		wakeCh:      make(chan struct{}, 1),
-		slots:       make(chan struct{}, o.workers),
-		inflight:    make(map[string]*inflightRun),
-		ignored:     make(map[string]int64),
-		peerDigests: make(map[string]string),
-		started:     make(chan struct{}),
+	e := &engine{
+		rdb:     client,
+		db:      rdb.New(client, o.namespace),
+		reg:     reg,
+		opts:    o,
+		keys:    newKeys(o.namespace),
+		log:     o.logger.With("process", o.processID),
+		clock:   newServerClock(client, o.localClock),
+		id:      o.processID,
+		wakeCh:  make(chan struct{}, 1),
+		slots:   make(chan struct{}, o.workers),
+		started: make(chan struct{}),
 	}
 	for range o.workers {
-		s.slots <- struct{}{}
+		e.slots <- struct{}{}
 	}
-	s.jobs.waiting = make(chan *jobRun, o.batch)
-	s.jobs.kick = make(chan struct{}, 1)
-	s.jobs.claims = make(map[string]int)
-	s.jobs.acks.write = s.flushAcks
-	s.finishes.linger, s.finishes.write = finishLinger, s.flushFinishes
-	return s, nil
+	e.tasks = newTaskRunner(e)
+	e.jobs = newJobRunner(e)
+	e.disp = newDispatcher(e)
+	e.maint = newMaintainer(e)
+	return &Scheduler{e}, nil
 }
 
 // ID returns the process id this scheduler uses in locks, history and
@@ -108,12 +111,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	s.start = s.clock.Now()
-	s.quarantine(ctx)
-	s.digest = registryDigest(s.reg)
-	if err := s.heartbeat(ctx); err != nil {
+	s.maint.quarantine(ctx)
+	s.maint.digest = registryDigest(s.reg)
+	if err := s.maint.heartbeat(ctx); err != nil {
 		return fmt.Errorf("crontab: heartbeat: %w", err)
 	}
-	if err := s.register(ctx); err != nil {
+	if err := s.maint.register(ctx); err != nil {
 		return err
 	}
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
@@ -124,15 +127,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer sub.Close()
 	var bg sync.WaitGroup
 	bg.Go(func() { s.listenWake(ctx, sub) })
-	bg.Go(func() { s.maintain(ctx) })
+	bg.Go(func() { s.maint.maintain(ctx) })
 	s.log.Info("scheduler started", "tasks", len(s.reg.Entries()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
 	close(s.started)
 
-	s.dispatch(ctx)
+	s.disp.dispatch(ctx)
 	s.jobs.closing.Store(true)
 	bg.Wait()
-	s.giveBackWaiting(true)
+	s.jobs.giveBackWaiting(true)
 	return s.shutdown()
 }
 
@@ -172,7 +175,7 @@ func (s *Scheduler) shutdown() error {
 
 // listenWake turns messages on the wake channel into non-blocking signals
 // for the dispatch loop.
-func (s *Scheduler) listenWake(ctx context.Context, sub *redis.PubSub) {
+func (e *engine) listenWake(ctx context.Context, sub *redis.PubSub) {
 	ch := sub.Channel()
 	for {
 		select {
@@ -182,15 +185,15 @@ func (s *Scheduler) listenWake(ctx context.Context, sub *redis.PubSub) {
 			if !ok {
 				return
 			}
-			s.wake()
+			e.wake()
 		}
 	}
 }
 
 // wake makes the dispatch loop look at the queue now.
-func (s *Scheduler) wake() {
+func (e *engine) wake() {
 	select {
-	case s.wakeCh <- struct{}{}:
+	case e.wakeCh <- struct{}{}:
 	default:
 	}
 }

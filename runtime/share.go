@@ -76,23 +76,23 @@ func registryDigest(reg *Registry) string {
 // process's registry does not change while it runs); a process whose hash
 // holds none yet (a version that does not split, or a hash not written yet)
 // is asked again at the next heartbeat. Only the maintain goroutine calls it.
-func (s *Scheduler) refreshPeers(ctx context.Context, live []string) error {
-	for id := range s.peerDigests {
+func (mt *maintainer) refreshPeers(ctx context.Context, live []string) error {
+	for id := range mt.peerDigests {
 		if !slices.Contains(live, id) {
-			delete(s.peerDigests, id)
+			delete(mt.peerDigests, id)
 		}
 	}
 	var ask []string
 	for _, id := range live {
-		if _, ok := s.peerDigests[id]; !ok && id != s.id {
+		if _, ok := mt.peerDigests[id]; !ok && id != mt.id {
 			ask = append(ask, id)
 		}
 	}
 	if len(ask) > 0 {
-		cmds, err := pipelined(ctx, s.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+		cmds, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 			cmds := make([]*redis.StringCmd, len(ask))
 			for i, id := range ask {
-				cmds[i] = pipe.HGet(ctx, s.keys.Process(id), "types")
+				cmds[i] = pipe.HGet(ctx, mt.keys.Process(id), "types")
 			}
 			return cmds
 		})
@@ -101,24 +101,24 @@ func (s *Scheduler) refreshPeers(ctx context.Context, live []string) error {
 		}
 		for i, id := range ask {
 			if d := cmds[i].Val(); d != "" {
-				s.peerDigests[id] = d
+				mt.peerDigests[id] = d
 			}
 		}
 	}
-	peers := []string{s.id}
-	for id, d := range s.peerDigests {
-		if d == s.digest {
+	peers := []string{mt.id}
+	for id, d := range mt.peerDigests {
+		if d == mt.digest {
 			peers = append(peers, id)
 		}
 	}
 	slices.Sort(peers)
-	s.share.Store(&peerShare{rank: slices.Index(peers, s.id), size: len(peers)})
+	mt.disp.share.Store(&peerShare{rank: slices.Index(peers, mt.id), size: len(peers)})
 	return nil
 }
 
 // currentShare is this process's share as of its latest heartbeat.
-func (s *Scheduler) currentShare() peerShare {
-	if p := s.share.Load(); p != nil {
+func (dp *dispatcher) currentShare() peerShare {
+	if p := dp.share.Load(); p != nil {
 		return *p
 	}
 	return peerShare{}

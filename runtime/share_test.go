@@ -104,7 +104,7 @@ func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
 	want := map[*Scheduler]peerShare{s1: {rank: 0, size: 2}, s2: {rank: 1, size: 2}, s3: {rank: 0, size: 1}}
 	waitFor(t, 5*time.Second, "every process to know its peers", func() bool {
 		for s, w := range want {
-			if s.currentShare() != w {
+			if s.disp.currentShare() != w {
 				return false
 			}
 		}
@@ -113,7 +113,7 @@ func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
 
 	stop2()
 	waitFor(t, 5*time.Second, "p1 to be alone once p2 stopped", func() bool {
-		return s1.currentShare() == peerShare{rank: 0, size: 1}
+		return s1.disp.currentShare() == peerShare{rank: 0, size: 1}
 	})
 }
 
@@ -178,7 +178,7 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 	}()
 
 	s, stop := runScheduler(t, rdb, reg, WithProcessID("p1"))
-	if got := s.currentShare(); got != (peerShare{rank: 1, size: 2}) {
+	if got := s.disp.currentShare(); got != (peerShare{rank: 1, size: 2}) {
 		t.Fatalf("share at start = %+v, want rank 1 of 2 (the ghost is a peer)", got)
 	}
 	time.Sleep(3500 * time.Millisecond)
@@ -240,7 +240,7 @@ func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
 		for _, s := range scheds {
-			if s.currentShare().size != 3 {
+			if s.disp.currentShare().size != 3 {
 				return false
 			}
 		}
