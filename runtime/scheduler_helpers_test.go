@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,3 +172,19 @@ func hget(t testing.TB, rdb redis.UniversalClient, task, field string) string {
 func redisZ(score int64, member string) redis.Z {
 	return redis.Z{Score: float64(score), Member: member}
 }
+
+// flights counts the handlers of one task in flight at once, across every
+// scheduler of a test, and the most ever seen.
+type flights struct {
+	now, max, starts atomic.Int64
+}
+
+// enter records a handler's start; leave, its end.
+func (c *flights) enter() {
+	c.starts.Add(1)
+	n := c.now.Add(1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+}
+
+func (c *flights) leave() { c.now.Add(-1) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,22 +120,21 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	name := t.Name()
 	var log fireLog
-	running := make(chan struct{}, 10)
+	var inFlight flights // across both schedulers
 	behave(t, name, func(ctx context.Context) error {
-		select {
-		case running <- struct{}{}:
-		default:
-			t.Error("two runs at once")
-		}
+		inFlight.enter()
+		defer inFlight.leave()
 		log.add(ctx)
 		time.Sleep(2200 * time.Millisecond)
-		<-running
 		return nil
 	})
 	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg)
 	runScheduler(t, rdb, reg)
 	time.Sleep(5 * time.Second)
+	if n := inFlight.max.Load(); n != 1 {
+		t.Errorf("%d runs of a non-concurrent task were in flight at once, want 1", n)
+	}
 
 	hist, err := readHistory(context.Background(), rdb, newKeys("crontab"), name, 0)
 	if err != nil {
@@ -151,6 +151,43 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 	}
 	if n := len(log.snapshot()); n < 2 {
 		t.Errorf("got %d runs in 5s, want at least 2", n)
+	}
+}
+
+// A non-concurrent run that outlives its timeout (the PX of its lock) by
+// ignoring its ctx keeps the lock, renewed, until its handler returns: no
+// other scheduler starts the task meanwhile, and the run is not mistaken
+// for one whose process died.
+func TestNonConcurrentRunOutlivesItsTimeout(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := t.Name()
+	var inFlight flights // across both schedulers
+	behave(t, name, func(ctx context.Context) error {
+		inFlight.enter()
+		defer inFlight.leave()
+		time.Sleep(3 * time.Second) // ctx ends after 1s; ignored
+		return nil
+	})
+	var abandoned atomic.Int64
+	hooks := WithHooks(Hooks{Abandoned: func(context.Context, RunInfo) { abandoned.Add(1) }})
+	logs, logger := newLogCapture()
+	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: time.Second, New: probeNew(0)})
+	s, _ := runScheduler(t, rdb, reg, hooks, WithLogger(logger))
+	runScheduler(t, rdb, reg, hooks, WithLogger(logger))
+	waitFor(t, 20*time.Second, "three runs recorded", func() bool { return historyOutcomes(t, s, name)[OutcomeOK] >= 3 })
+
+	if n := inFlight.max.Load(); n != 1 {
+		t.Errorf("%d runs of a non-concurrent task with a 1s timeout and 3s runs were in flight at once, want 1", n)
+	}
+	if n := abandoned.Load(); n > 0 {
+		t.Errorf("the Abandoned hook was called %d times; no process died", n)
+	}
+	if oc := historyOutcomes(t, s, name); oc[OutcomeAbandoned] > 0 || oc[OutcomeSkipped] == 0 {
+		t.Errorf("history outcomes %v; want ok runs and skips, no abandoned", oc)
+	}
+	if l := logs.lines("run abandoned"); len(l) > 0 {
+		t.Errorf("logged %s", strings.Join(l, "\n"))
 	}
 }
 
