@@ -134,6 +134,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) shutdown() error {
 	done := make(chan struct{})
 	go func() { s.running.Wait(); close(done) }()
+	alive, stopAlive := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	go func() { s.keepAlive(alive); close(kept) }()
+	defer func() { stopAlive(); <-kept }()
 	grace := time.NewTimer(s.opts.grace)
 	defer grace.Stop()
 	select {
@@ -147,6 +151,8 @@ func (s *Scheduler) shutdown() error {
 			s.log.Error("handlers ignore cancellation; leaving their runs to be recorded as abandoned")
 		}
 	}
+	stopAlive()
+	<-kept
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pipe := s.rdb.Pipeline()
@@ -161,6 +167,31 @@ func (s *Scheduler) shutdown() error {
 	}
 	s.log.Info("scheduler stopped")
 	return nil
+}
+
+// keepAlive keeps, while a stopping scheduler's handlers finish, its
+// heartbeat and the locks and leases of their runs and jobs renewed (the
+// maintenance loop has stopped with Run's ctx): otherwise, past the process
+// TTL, a peer would record the runs abandoned, free their locks and start
+// a non-concurrent task beside its run, and deliver a running job again.
+func (s *Scheduler) keepAlive(ctx context.Context) {
+	tick := time.NewTicker(s.opts.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.heartbeat(ctx); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("heartbeat failed", "err", err)
+			}
+			continue
+		}
+		s.renew(ctx)
+		s.renewJobs(ctx)
+	}
 }
 
 // listenWake turns messages on the wake channel into non-blocking signals
