@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/internal/testio"
 )
 
 // behaviours maps a task name to what its probe handler does; test task
@@ -147,16 +149,10 @@ func registry(t testing.TB, cfgs ...TaskConfig) *Registry {
 	return r
 }
 
-// waitFor polls cond every 10ms until it holds or d passes.
+// waitFor polls cond until it holds or d passes (testio.WaitFor).
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testio.WaitFor(t, d, what, cond)
 }
 
 // hget reads one field of a task hash in the default namespace.
