@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,18 +65,33 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	name := t.Name()
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
 	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
-	runScheduler(t, rdb, reg)
+	var mu sync.Mutex
+	var pausedSkips []time.Time // the instants skipped as paused
+	runScheduler(t, rdb, reg, WithHooks(Hooks{Skipped: func(_ context.Context, run RunInfo, reason SkipReason) {
+		if reason == SkipPaused {
+			mu.Lock()
+			pausedSkips = append(pausedSkips, run.Fire)
+			mu.Unlock()
+		}
+	}}))
 	k := newKeys("crontab")
 
 	waitFor(t, 3*time.Second, "a first fire", func() bool { return len(log.snapshot()) > 0 })
 
-	// Paused: the entry stays queued, fires are skipped.
+	// Paused: the entry stays queued, fires are skipped. Instants are
+	// claimed in order, so from the first one skipped as paused none runs.
 	rdb.HSet(ctx, k.task(name), "status", "paused")
-	pausedAt := time.Now()
-	time.Sleep(2500 * time.Millisecond)
+	waitFor(t, 5*time.Second, "two fires skipped as paused", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pausedSkips) >= 2
+	})
+	mu.Lock()
+	firstSkipped := pausedSkips[0]
+	mu.Unlock()
 	for _, f := range log.snapshot() {
-		if f.start.After(pausedAt.Add(50 * time.Millisecond)) {
-			t.Errorf("fired at %v while paused (since %v)", f.fire, pausedAt)
+		if !f.fire.Before(firstSkipped) {
+			t.Errorf("instant %v ran while paused (skipped from %v)", f.fire, firstSkipped)
 		}
 	}
 	if n, _ := rdb.ZScore(ctx, k.queue(), name).Result(); n == 0 {
@@ -195,15 +211,19 @@ func TestConcurrentTaskOverlaps(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
 	name := t.Name()
-	var log fireLog
-	behave(t, name, func(ctx context.Context) error { log.add(ctx); time.Sleep(2200 * time.Millisecond); return nil })
+	var inFlight flights
+	behave(t, name, func(ctx context.Context) error {
+		inFlight.enter()
+		defer inFlight.leave()
+		select { // 3.5s runs of an every:1s task: 3 or 4 at once
+		case <-time.After(3500 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	})
 	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", Concurrent: true, New: probeNew(0)})
 	runScheduler(t, rdb, reg)
-	time.Sleep(3500 * time.Millisecond)
-	fires := log.snapshot()
-	if len(fires) < 3 {
-		t.Fatalf("a concurrent every:1s task with 2.2s runs fired %d times in 3.5s, want 3 overlapping runs", len(fires))
-	}
+	waitFor(t, 10*time.Second, "three runs of a concurrent task in flight at once", func() bool { return inFlight.max.Load() >= 3 })
 }
 
 func TestPanicIsAFailedRun(t *testing.T) {
