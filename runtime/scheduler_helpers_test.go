@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,3 +185,30 @@ func (c *flights) enter() {
 }
 
 func (c *flights) leave() { c.now.Add(-1) }
+
+// abandonWatch sees the runs that schedulers record abandoned, through the
+// Abandoned hook and the log; give its opts to every scheduler of a test.
+type abandonWatch struct {
+	hooked atomic.Int64
+	logs   *logCapture
+	opts   []Option
+}
+
+func newAbandonWatch() *abandonWatch {
+	w := &abandonWatch{}
+	logs, logger := newLogCapture()
+	w.logs = logs
+	w.opts = []Option{WithLogger(logger), WithHooks(Hooks{Abandoned: func(context.Context, RunInfo) { w.hooked.Add(1) }})}
+	return w
+}
+
+// expectNone fails t if a run was recorded abandoned; why says why none may be.
+func (w *abandonWatch) expectNone(t testing.TB, why string) {
+	t.Helper()
+	if n := w.hooked.Load(); n > 0 {
+		t.Errorf("the Abandoned hook was called %d times; %s", n, why)
+	}
+	if l := w.logs.lines("run abandoned"); len(l) > 0 {
+		t.Errorf("logged %s", strings.Join(l, "\n"))
+	}
+}

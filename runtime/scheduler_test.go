@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,25 +184,18 @@ func TestNonConcurrentRunOutlivesItsTimeout(t *testing.T) {
 		time.Sleep(3 * time.Second) // ctx ends after 1s; ignored
 		return nil
 	})
-	var abandoned atomic.Int64
-	hooks := WithHooks(Hooks{Abandoned: func(context.Context, RunInfo) { abandoned.Add(1) }})
-	logs, logger := newLogCapture()
+	watch := newAbandonWatch()
 	reg := registry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: time.Second, New: probeNew(0)})
-	s, _ := runScheduler(t, rdb, reg, hooks, WithLogger(logger))
-	runScheduler(t, rdb, reg, hooks, WithLogger(logger))
+	s, _ := runScheduler(t, rdb, reg, watch.opts...)
+	runScheduler(t, rdb, reg, watch.opts...)
 	waitFor(t, 20*time.Second, "three runs recorded", func() bool { return historyOutcomes(t, s, name)[OutcomeOK] >= 3 })
 
 	if n := inFlight.max.Load(); n != 1 {
 		t.Errorf("%d runs of a non-concurrent task with a 1s timeout and 3s runs were in flight at once, want 1", n)
 	}
-	if n := abandoned.Load(); n > 0 {
-		t.Errorf("the Abandoned hook was called %d times; no process died", n)
-	}
+	watch.expectNone(t, "no process died")
 	if oc := historyOutcomes(t, s, name); oc[OutcomeAbandoned] > 0 || oc[OutcomeSkipped] == 0 {
 		t.Errorf("history outcomes %v; want ok runs and skips, no abandoned", oc)
-	}
-	if l := logs.lines("run abandoned"); len(l) > 0 {
-		t.Errorf("logged %s", strings.Join(l, "\n"))
 	}
 }
 
