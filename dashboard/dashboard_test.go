@@ -17,6 +17,7 @@ import (
 
 	"github.com/gocrontab/crontab/dashboard"
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/internal/testio"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -266,10 +267,17 @@ func TestAPI(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	cl := client{t: t, base: srv.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
-	time.Sleep(2500 * time.Millisecond) // a few runs for the sparklines
-
 	var ov dashboard.Overview
-	cl.json("GET", "/api/overview", 200, &ov)
+	testio.WaitFor(t, 10*time.Second, "two runs of heartbeat for the sparklines", func() bool {
+		ov = dashboard.Overview{}
+		cl.json("GET", "/api/overview", 200, &ov)
+		for _, task := range ov.Tasks {
+			if task.Name == "heartbeat" {
+				return len(task.Recent) >= 2
+			}
+		}
+		return false
+	})
 	if ov.Counts.Tasks != 4 || ov.Counts.Processes != 2 || ov.Counts.JobsPending != 3 || ov.Counts.JobsDead != 1 || ov.Counts.Now.IsZero() {
 		t.Errorf("counts %+v", ov.Counts)
 	}

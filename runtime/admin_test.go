@@ -31,8 +31,10 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	if err := NewClient(rdb, reg).SetTask(ctx, TaskSpec{Key: "dyn", Type: "sms", Params: smsJob{To: t.Name(), Text: "x"}, Expression: "every:1h"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 4*time.Second, "two fires", func() bool { return len(log.snapshot()) >= 2 })
-	time.Sleep(100 * time.Millisecond) // let the second run be recorded
+	waitFor(t, 4*time.Second, "two runs recorded", func() bool {
+		ti, err := c.Task(ctx, fast)
+		return err == nil && ti.Runs >= 2
+	})
 
 	tasks, err := c.ListTasks(ctx)
 	if err != nil {
@@ -76,20 +78,25 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	if ti, _ := c.Task(ctx, fast); ti.Status != StatusDisabled || !ti.Next.IsZero() {
 		t.Errorf("after Disable: %+v", ti)
 	}
-	time.Sleep(200 * time.Millisecond) // a run in progress ends
-	n := len(log.snapshot())
+	// No instant after the Disable runs (one claimed before may still run).
+	disabledAt := time.Now()
 	time.Sleep(1500 * time.Millisecond)
-	if m := len(log.snapshot()); m != n {
-		t.Errorf("disabled task fired %d times", m-n)
+	for _, f := range log.snapshot() {
+		if f.fire.After(disabledAt) {
+			t.Errorf("disabled task fired instant %v (disabled at %v)", f.fire, disabledAt)
+		}
 	}
+	n := len(log.snapshot())
 	// Enable: queued at once at the next future instant, fires again.
-	enabledAt := time.Now()
+	before := time.Now()
 	if err := c.Enable(ctx, fast); err != nil {
 		t.Fatal(err)
 	}
+	after := time.Now()
 	ti, _ := c.Task(ctx, fast)
-	if ti.Status != StatusActive || ti.Next.Before(enabledAt.Add(-50*time.Millisecond)) || ti.Next.After(enabledAt.Add(time.Second+50*time.Millisecond)) {
-		t.Errorf("after Enable: status %s next %v (enabled at %v)", ti.Status, ti.Next, enabledAt)
+	if next := ti.Next; ti.Status != StatusActive || !next.Equal(next.Truncate(time.Second)) || !next.After(before) || next.After(after.Add(time.Second)) {
+		t.Errorf("after Enable: status %s next %v; want the first whole second after it was enabled, between %v and %v",
+			ti.Status, ti.Next, before, after)
 	}
 	waitFor(t, 3*time.Second, "a fire after Enable", func() bool { return len(log.snapshot()) > n })
 	// Pause: stays queued, skips counted.

@@ -308,3 +308,92 @@ func TestAbsurdQueueScoreIsRepaired(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignSingletonIsQuarantined covers, one by one, each key of the
+// layout that doc.go says is moved aside when it holds the wrong type: a
+// scheduler started on a namespace where that key holds a foreign value
+// logs it, keeps the value for the operator under {ns}:quarantine:<name>:<ms>,
+// does not crash, and its task keeps firing and its jobs keep running.
+func TestForeignSingletonIsQuarantined(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cases := []struct {
+		name string
+		key  func(keys) string
+		typ  string // the type the layout wants
+	}{
+		{"queue", keys.Queue, "zset"},
+		{"lock:master", keys.Master, "string"},
+		{"running", keys.Running, "set"},
+		{"tasks", keys.Tasks, "set"},
+		{"processes", keys.Processes, "zset"},
+		{"declared", keys.Declared, "zset"},
+		{"jobs", keys.Jobs, "zset"},
+		{"jobs:data", keys.JobData, "hash"},
+		{"jobs:attempt", keys.Attempts, "hash"},
+		{"jobs:lease", keys.Leases, "zset"},
+		{"jobs:owner", keys.Owners, "hash"},
+		{"dead", keys.Dead, "zset"},
+		{"dead:data", keys.DeadData, "hash"},
+		{"stats", keys.Stats, "hash"},
+		{"meta", keys.Meta, "hash"},
+	}
+	// The table is the whole claim: every singleton key the scheduler checks.
+	want := newKeys("x").SingletonTypes()
+	if len(cases) != len(want) {
+		t.Errorf("%d cases for %d singleton keys", len(cases), len(want))
+	}
+	for _, tc := range cases {
+		if typ, ok := want[tc.key(newKeys("x"))]; !ok || typ != tc.typ {
+			t.Errorf("case %s: the layout has type %q, the case %q", tc.name, typ, tc.typ)
+		}
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb := srv.Client(t)
+			ns := fmt.Sprintf("q%d", i)
+			k := newKeys(ns)
+			key := tc.key(k)
+			// The foreign value: a list where a string belongs, else a string.
+			foreign := "string"
+			if tc.typ == "string" {
+				foreign = "list"
+				must(t, rdb.RPush(ctx, key, "foreign", "value").Err())
+			} else {
+				must(t, rdb.Set(ctx, key, "foreign value", 0).Err())
+			}
+			var fires fireLog
+			tick := t.Name()
+			behave(t, tick, func(ctx context.Context) error { fires.add(ctx); return nil })
+			to := unique(t)
+			reg := testRegistry(t,
+				TaskConfig{Name: tick, Expression: "every:1s", New: probeNew(0)},
+				TaskConfig{Name: "sms", New: func() TaskInterface { return new(smsJob) }})
+			logs, logger := newLogCapture()
+			runScheduler(t, rdb, reg, WithNamespace(ns), WithLogger(logger))
+
+			logs.expectLog(t, "foreign value moved aside (quarantine)", key, "type="+foreign, "want="+tc.typ)
+			moved, _ := rdb.Keys(ctx, k.Prefix()+"quarantine:"+strings.TrimPrefix(key, k.Prefix())+":*").Result()
+			if len(moved) != 1 {
+				t.Fatalf("quarantined copies of %s: %v, want one", key, moved)
+			}
+			if got, _ := rdb.Type(ctx, moved[0]).Result(); got != foreign {
+				t.Errorf("%s holds a %s, want the foreign %s", moved[0], got, foreign)
+			}
+			if _, err := NewClient(rdb, reg, WithNamespace(ns)).Enqueue(ctx, smsJob{To: to, Text: "after"}); err != nil {
+				t.Fatalf("enqueue: %v", err)
+			}
+			waitFor(t, 10*time.Second, "two fires and the job", func() bool {
+				return len(fires.snapshot()) >= 2 && len(smsTexts(to)["after"]) == 1
+			})
+			if got, _ := rdb.Type(ctx, key).Result(); got != tc.typ && got != "none" {
+				t.Errorf("%s holds a %s after the quarantine, want a %s or nothing", key, got, tc.typ)
+			}
+			if d := duplicates(fires.snapshot()); len(d) > 0 {
+				t.Errorf("instants fired more than once: %v", d)
+			}
+		})
+	}
+}

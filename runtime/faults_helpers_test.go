@@ -116,11 +116,19 @@ type spanLog struct {
 	mu      sync.Mutex
 	spans   []span
 	running map[string]int // task -> handlers running now
+	starts  map[string]int // task -> handlers ever started
 	started chan string    // task names as handlers start (never blocks)
 }
 
 func newSpanLog() *spanLog {
-	return &spanLog{running: map[string]int{}, started: make(chan string, 1000)}
+	return &spanLog{running: map[string]int{}, starts: map[string]int{}, started: make(chan string, 1000)}
+}
+
+// startsOf returns how many handlers of task have started, ended or not.
+func (l *spanLog) startsOf(task string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.starts[task]
 }
 
 // run is a handler body: it records its span around a sleep of d (cut
@@ -130,6 +138,7 @@ func (l *spanLog) run(ctx context.Context, d time.Duration) error {
 	sp := span{task: run.Task, fire: run.Fire, start: time.Now(), process: run.Process}
 	l.mu.Lock()
 	l.running[run.Task]++
+	l.starts[run.Task]++
 	l.mu.Unlock()
 	select {
 	case l.started <- run.Task:

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -416,5 +417,76 @@ func TestDeadLettersAreBounded(t *testing.T) {
 		if d.Error != "gateway down" {
 			t.Errorf("dead job %+v", d)
 		}
+	}
+}
+
+// panicJob panics when asked to, else records that it ran.
+type panicJob struct {
+	Panic bool   `json:"panic"`
+	Key   string `json:"key"`
+}
+
+var panicRuns sync.Map // key -> *atomic.Int64 of attempts started
+
+func (j panicJob) Handle(ctx context.Context) error {
+	n, _ := panicRuns.LoadOrStore(j.Key, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	if j.Panic {
+		panic("boom " + j.Key)
+	}
+	return nil
+}
+
+// A job whose handler panics is a failed run with the panic in its error,
+// retried per its retries and then dead-lettered; the scheduler keeps
+// running and runs the next job.
+func TestJobPanicIsAFailedRun(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	name := unique(t)
+	reg := testRegistry(t, TaskConfig{Name: name, Retries: 1, New: func() TaskInterface { return new(panicJob) }})
+	var mu sync.Mutex
+	var failed []error
+	s, _ := runScheduler(t, rdb, reg, WithRetryBackoff(50*time.Millisecond), WithHooks(Hooks{
+		Failed: func(_ context.Context, _ RunInfo, err error) { mu.Lock(); failed = append(failed, err); mu.Unlock() }}))
+	c := NewClient(rdb, reg)
+	key := name + "/panics"
+	id, err := c.Enqueue(ctx, panicJob{Panic: true, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the panicking job to be dead-lettered", func() bool {
+		dead, _ := c.DeadJobs(ctx, 0)
+		return len(dead) == 1
+	})
+	dead, _ := c.DeadJobs(ctx, 0)
+	if d := dead[0]; d.ID != id || d.Attempts != 2 || !strings.Contains(d.Error, "panic: boom "+key) {
+		t.Errorf("dead job %+v; want 2 attempts (retries=1) and the panic in the error", d)
+	}
+	if n, _ := panicRuns.Load(key); n == nil || n.(*atomic.Int64).Load() != 2 {
+		t.Errorf("the panicking job started %v times, want 2", n)
+	}
+	waitFor(t, 5*time.Second, "two failed runs in the history", func() bool { return historyOutcomes(t, s, name)[OutcomeFailed] == 2 })
+	recs, _ := s.History(ctx, name, 0)
+	for _, r := range recs {
+		if r.Outcome != OutcomeFailed || !strings.Contains(r.Error, "panic: boom "+key) {
+			t.Errorf("history record %+v; want failed with the panic", r)
+		}
+	}
+	mu.Lock()
+	if len(failed) != 2 || !strings.Contains(failed[0].Error(), "panic: boom") {
+		t.Errorf("Failed hook got %v, want the two panics", failed)
+	}
+	mu.Unlock()
+
+	// The scheduler lives on: the next job of the same type runs.
+	next := name + "/next"
+	if _, err := c.Enqueue(ctx, panicJob{Key: next}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the next job to run", func() bool { return historyOutcomes(t, s, name)[OutcomeOK] == 1 })
+	if n, _ := panicRuns.Load(next); n == nil || n.(*atomic.Int64).Load() != 1 {
+		t.Errorf("the next job started %v times, want once", n)
 	}
 }

@@ -85,6 +85,31 @@ func (mt *maintainer) maintain(ctx context.Context) {
 	}
 }
 
+// keepAlive keeps, while a stopping scheduler's handlers finish, its
+// heartbeat and the locks and leases of their runs and jobs renewed (the
+// maintenance loop has stopped with Run's ctx): otherwise, past the process
+// TTL, a peer would record the runs abandoned, free their locks and start
+// a non-concurrent task beside its run, and deliver a running job again.
+func (mt *maintainer) keepAlive(ctx context.Context) {
+	tick := time.NewTicker(mt.opts.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := mt.heartbeat(ctx); err != nil {
+			if ctx.Err() == nil {
+				mt.log.Warn("heartbeat failed", "err", err)
+			}
+			continue
+		}
+		mt.renew(ctx)
+		mt.jobs.renewJobs(ctx)
+	}
+}
+
 // heartbeat tells the namespace this process is alive and what it runs.
 func (mt *maintainer) heartbeat(ctx context.Context) error {
 	now := ms(mt.clock.Now())

@@ -144,6 +144,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) shutdown() error {
 	done := make(chan struct{})
 	go func() { s.running.Wait(); close(done) }()
+	alive, stopAlive := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	go func() { s.maint.keepAlive(alive); close(kept) }()
+	defer func() { stopAlive(); <-kept }()
 	grace := time.NewTimer(s.opts.grace)
 	defer grace.Stop()
 	select {
@@ -157,6 +161,8 @@ func (s *Scheduler) shutdown() error {
 			s.log.Error("handlers ignore cancellation; leaving their runs to be recorded as abandoned")
 		}
 	}
+	stopAlive()
+	<-kept
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pipe := s.rdb.Pipeline()

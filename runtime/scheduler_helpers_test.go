@@ -6,11 +6,15 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/internal/testio"
 )
 
 // behaviours maps a task name to what its probe handler does; test task
@@ -146,16 +150,10 @@ func testRegistry(t testing.TB, cfgs ...TaskConfig) *Registry {
 	return r
 }
 
-// waitFor polls cond every 10ms until it holds or d passes.
+// waitFor polls cond until it holds or d passes (testio.WaitFor).
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testio.WaitFor(t, d, what, cond)
 }
 
 // hget reads one field of a task hash in the default namespace.
@@ -170,4 +168,47 @@ func hget(t testing.TB, rdb redis.UniversalClient, task, field string) string {
 
 func redisZ(score int64, member string) redis.Z {
 	return redis.Z{Score: float64(score), Member: member}
+}
+
+// flights counts the handlers of one task in flight at once, across every
+// scheduler of a test, and the most ever seen.
+type flights struct {
+	now, max, starts atomic.Int64
+}
+
+// enter records a handler's start; leave, its end.
+func (c *flights) enter() {
+	c.starts.Add(1)
+	n := c.now.Add(1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+}
+
+func (c *flights) leave() { c.now.Add(-1) }
+
+// abandonWatch sees the runs that schedulers record abandoned, through the
+// Abandoned hook and the log; give its opts to every scheduler of a test.
+type abandonWatch struct {
+	hooked atomic.Int64
+	logs   *logCapture
+	opts   []Option
+}
+
+func newAbandonWatch() *abandonWatch {
+	w := &abandonWatch{}
+	logs, logger := newLogCapture()
+	w.logs = logs
+	w.opts = []Option{WithLogger(logger), WithHooks(Hooks{Abandoned: func(context.Context, RunInfo) { w.hooked.Add(1) }})}
+	return w
+}
+
+// expectNone fails t if a run was recorded abandoned; why says why none may be.
+func (w *abandonWatch) expectNone(t testing.TB, why string) {
+	t.Helper()
+	if n := w.hooked.Load(); n > 0 {
+		t.Errorf("the Abandoned hook was called %d times; %s", n, why)
+	}
+	if l := w.logs.lines("run abandoned"); len(l) > 0 {
+		t.Errorf("logged %s", strings.Join(l, "\n"))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,18 +64,33 @@ func TestPauseResumeDisableThroughHSET(t *testing.T) {
 	name := t.Name()
 	behave(t, name, func(ctx context.Context) error { log.add(ctx); return nil })
 	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
-	runScheduler(t, rdb, reg)
+	var mu sync.Mutex
+	var pausedSkips []time.Time // the instants skipped as paused
+	runScheduler(t, rdb, reg, WithHooks(Hooks{Skipped: func(_ context.Context, run RunInfo, reason SkipReason) {
+		if reason == SkipPaused {
+			mu.Lock()
+			pausedSkips = append(pausedSkips, run.Fire)
+			mu.Unlock()
+		}
+	}}))
 	k := newKeys("crontab")
 
 	waitFor(t, 3*time.Second, "a first fire", func() bool { return len(log.snapshot()) > 0 })
 
-	// Paused: the entry stays queued, fires are skipped.
+	// Paused: the entry stays queued, fires are skipped. Instants are
+	// claimed in order, so from the first one skipped as paused none runs.
 	rdb.HSet(ctx, k.Task(name), "status", "paused")
-	pausedAt := time.Now()
-	time.Sleep(2500 * time.Millisecond)
+	waitFor(t, 5*time.Second, "two fires skipped as paused", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pausedSkips) >= 2
+	})
+	mu.Lock()
+	firstSkipped := pausedSkips[0]
+	mu.Unlock()
 	for _, f := range log.snapshot() {
-		if f.start.After(pausedAt.Add(50 * time.Millisecond)) {
-			t.Errorf("fired at %v while paused (since %v)", f.fire, pausedAt)
+		if !f.fire.Before(firstSkipped) {
+			t.Errorf("instant %v ran while paused (skipped from %v)", f.fire, firstSkipped)
 		}
 	}
 	if n, _ := rdb.ZScore(ctx, k.Queue(), name).Result(); n == 0 {
@@ -119,22 +135,21 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	name := t.Name()
 	var log fireLog
-	running := make(chan struct{}, 10)
+	var inFlight flights // across both schedulers
 	behave(t, name, func(ctx context.Context) error {
-		select {
-		case running <- struct{}{}:
-		default:
-			t.Error("two runs at once")
-		}
+		inFlight.enter()
+		defer inFlight.leave()
 		log.add(ctx)
 		time.Sleep(2200 * time.Millisecond)
-		<-running
 		return nil
 	})
 	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
 	runScheduler(t, rdb, reg)
 	runScheduler(t, rdb, reg)
 	time.Sleep(5 * time.Second)
+	if n := inFlight.max.Load(); n != 1 {
+		t.Errorf("%d runs of a non-concurrent task were in flight at once, want 1", n)
+	}
 
 	hist, err := readHistory(context.Background(), rdb, newKeys("crontab"), name, 0)
 	if err != nil {
@@ -154,19 +169,53 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 	}
 }
 
+// A non-concurrent run that outlives its timeout (the PX of its lock) by
+// ignoring its ctx keeps the lock, renewed, until its handler returns: no
+// other scheduler starts the task meanwhile, and the run is not mistaken
+// for one whose process died.
+func TestNonConcurrentRunOutlivesItsTimeout(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := t.Name()
+	var inFlight flights // across both schedulers
+	behave(t, name, func(ctx context.Context) error {
+		inFlight.enter()
+		defer inFlight.leave()
+		time.Sleep(3 * time.Second) // ctx ends after 1s; ignored
+		return nil
+	})
+	watch := newAbandonWatch()
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: time.Second, New: probeNew(0)})
+	s, _ := runScheduler(t, rdb, reg, watch.opts...)
+	runScheduler(t, rdb, reg, watch.opts...)
+	waitFor(t, 20*time.Second, "three runs recorded", func() bool { return historyOutcomes(t, s, name)[OutcomeOK] >= 3 })
+
+	if n := inFlight.max.Load(); n != 1 {
+		t.Errorf("%d runs of a non-concurrent task with a 1s timeout and 3s runs were in flight at once, want 1", n)
+	}
+	watch.expectNone(t, "no process died")
+	if oc := historyOutcomes(t, s, name); oc[OutcomeAbandoned] > 0 || oc[OutcomeSkipped] == 0 {
+		t.Errorf("history outcomes %v; want ok runs and skips, no abandoned", oc)
+	}
+}
+
 func TestConcurrentTaskOverlaps(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
 	name := t.Name()
-	var log fireLog
-	behave(t, name, func(ctx context.Context) error { log.add(ctx); time.Sleep(2200 * time.Millisecond); return nil })
+	var inFlight flights
+	behave(t, name, func(ctx context.Context) error {
+		inFlight.enter()
+		defer inFlight.leave()
+		select { // 3.5s runs of an every:1s task: 3 or 4 at once
+		case <-time.After(3500 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	})
 	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Concurrent: true, New: probeNew(0)})
 	runScheduler(t, rdb, reg)
-	time.Sleep(3500 * time.Millisecond)
-	fires := log.snapshot()
-	if len(fires) < 3 {
-		t.Fatalf("a concurrent every:1s task with 2.2s runs fired %d times in 3.5s, want 3 overlapping runs", len(fires))
-	}
+	waitFor(t, 10*time.Second, "three runs of a concurrent task in flight at once", func() bool { return inFlight.max.Load() >= 3 })
 }
 
 func TestPanicIsAFailedRun(t *testing.T) {

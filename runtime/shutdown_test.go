@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,5 +134,109 @@ func TestMiddlewareAndSkippedHook(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("no Skipped call for a paused fire")
+	}
+}
+
+// A scheduler stopped while it runs a non-concurrent task lets the handler
+// finish within its grace period (here far longer than the process TTL).
+// Until then the run is its: the lock and lease stay renewed and the process
+// alive, so the other scheduler neither records the run abandoned nor
+// starts the task beside it.
+func TestGracefulStopKeepsRunningHandlersLocked(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := t.Name()
+	var inFlight flights // across both schedulers
+	running := make(chan string, 100)
+	behave(t, name, func(ctx context.Context) error {
+		inFlight.enter()
+		defer inFlight.leave()
+		run, _ := Run(ctx)
+		running <- run.Process
+		time.Sleep(3 * time.Second)
+		return nil
+	})
+	watch := newAbandonWatch()
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", New: probeNew(0)})
+	type sched struct {
+		s    *Scheduler
+		stop func()
+	}
+	var scheds []sched
+	for range 2 {
+		s, stop := runScheduler(t, rdb, reg, append(watch.opts, WithGracePeriod(10*time.Second))...)
+		scheds = append(scheds, sched{s, stop})
+	}
+	// Stop the scheduler running the task, mid-run; the other runs on.
+	owner := <-running
+	stopping, other := scheds[0], scheds[1]
+	if other.s.id == owner {
+		stopping, other = other, stopping
+	}
+	stopped := make(chan struct{})
+	go func() { stopping.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stopped scheduler's Run did not return")
+	}
+	waitFor(t, 10*time.Second, "a run on the other scheduler", func() bool {
+		recs, _ := other.s.History(context.Background(), name, 0)
+		for _, r := range recs {
+			if r.Process == other.s.id && r.Outcome == OutcomeOK {
+				return true
+			}
+		}
+		return false
+	})
+	if n := inFlight.max.Load(); n != 1 {
+		t.Errorf("%d runs of a non-concurrent task were in flight at once while a scheduler stopped, want 1", n)
+	}
+	watch.expectNone(t, "the stopped scheduler's handler finished in its grace")
+}
+
+// A job running on a scheduler that is stopped keeps its lease, renewed,
+// until its handler returns within the grace period (here longer than the
+// job lease): it is not delivered again to the scheduler still running.
+func TestGracefulStopKeepsRunningJobsLeased(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := unique(t)
+	var starts atomic.Int64
+	running := make(chan string, 100)
+	reg := testRegistry(t, TaskConfig{Name: name, Timeout: 20 * time.Second, New: probeNew(0)})
+	behave(t, name, func(ctx context.Context) error {
+		starts.Add(1)
+		run, _ := Run(ctx)
+		running <- run.Process
+		time.Sleep(4 * time.Second) // twice the job lease of a 1s process TTL
+		return nil
+	})
+	logs, logger := newLogCapture()
+	stops := map[string]func(){}
+	var ids []string
+	for range 2 {
+		s, stop := runScheduler(t, rdb, reg, WithLogger(logger), WithGracePeriod(10*time.Second))
+		stops[s.id] = stop
+		ids = append(ids, s.id)
+	}
+	c := NewClient(rdb, reg)
+	if _, err := c.EnqueueRaw(context.Background(), name, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	owner := <-running
+	stops[owner]() // returns once the handler has returned
+	s := ids[0]
+	if s == owner {
+		s = ids[1]
+	}
+	// A second delivery would come a lease after the last renewal, at the
+	// next round of the master's duties.
+	time.Sleep(2*time.Second + 2*200*time.Millisecond + 500*time.Millisecond)
+	if n := starts.Load(); n != 1 {
+		t.Errorf("the job started %d times, want once (the survivor %s got it again)", n, s)
+	}
+	if l := logs.lines("delivered again"); len(l) > 0 {
+		t.Errorf("logged %s", strings.Join(l, "\n"))
 	}
 }

@@ -91,13 +91,7 @@ func setup(t *testing.T) *env {
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testio.WaitFor(t, d, what, cond)
 }
 
 // crontab runs the command line in-process against e's Redis.

@@ -18,7 +18,7 @@ import (
 func buildExample(t *testing.T, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+	if out, err := goBuild(bin, pkg).CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
@@ -40,6 +40,7 @@ func startExample(t *testing.T, bin string, srv *redistest.Server) (*exec.Cmd, *
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
+		raceReports(t, filepath.Base(bin), out.String())
 		if t.Failed() {
 			t.Logf("output of %s:\n%s", filepath.Base(bin), out.String())
 		}
@@ -94,6 +95,7 @@ func TestExampleDelayed(t *testing.T) {
 	cmd := exec.Command(producer)
 	cmd.Env = append(os.Environ(), "REDIS_URL="+srv.URL())
 	pout, err := cmd.CombinedOutput()
+	raceReports(t, "producer", string(pout))
 	if err != nil {
 		t.Fatalf("producer: %v\n%s", err, pout)
 	}

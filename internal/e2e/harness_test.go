@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	workerBin = filepath.Join(dir, "worker")
-	out, err := exec.Command("go", "build", "-o", workerBin, "./worker").CombinedOutput()
+	out, err := goBuild(workerBin, "./worker").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build worker: %v\n%s", err, out)
 		os.Exit(1)
@@ -36,6 +36,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// goBuild returns the command that builds pkg to bin, with the race
+// detector when this test binary has it.
+func goBuild(bin, pkg string) *exec.Cmd {
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	return exec.Command("go", append(args, pkg)...)
+}
+
+// raceReports fails t when a program's output holds a report of the race
+// detector (the program was built with it, see goBuild).
+func raceReports(t *testing.T, program, output string) {
+	t.Helper()
+	if strings.Contains(output, "WARNING: DATA RACE") {
+		t.Errorf("%s reported a data race:\n%s", program, output)
+	}
 }
 
 // worker is one running worker process.
@@ -65,8 +84,9 @@ func startWorker(t *testing.T, srv *redistest.Server, id string, env ...string) 
 	go func() { w.done <- cmd.Wait(); logFile.Close() }()
 	t.Cleanup(func() {
 		w.stop(t)
+		b, _ := os.ReadFile(logPath)
+		raceReports(t, "worker "+id, string(b))
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
 			lines := strings.Split(string(b), "\n")
 			t.Logf("--- last lines of worker %s log:\n%s", id, strings.Join(lines[max(0, len(lines)-40):], "\n"))
 		}

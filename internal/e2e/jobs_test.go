@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gocrontab/crontab/internal/e2e/worker/tasks"
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/internal/testio"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -20,9 +23,11 @@ type jobRun struct {
 	attempt int
 }
 
-func readJobs(t *testing.T, srv *redistest.Server) []jobRun {
+// readJobs reads the runs of Count recorded in key: tasks.JobsKey as they
+// end, tasks.JobStartsKey as they start.
+func readJobs(t *testing.T, srv *redistest.Server, key string) []jobRun {
 	t.Helper()
-	raw, err := srv.Client(t).LRange(context.Background(), tasks.JobsKey, 0, -1).Result()
+	raw, err := srv.Client(t).LRange(context.Background(), key, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +39,29 @@ func readJobs(t *testing.T, srv *redistest.Server) []jobRun {
 		out = append(out, jobRun{n, p[1], a})
 	}
 	return out
+}
+
+// The worker's process TTL (worker/main.go sets it), the heartbeat and job
+// lease that follow from it.
+const (
+	workerTTL       = 2 * time.Second
+	workerHeartbeat = workerTTL / 5
+	workerJobLease  = 2 * workerTTL
+)
+
+// awaitNoMoreDeliveries waits until no job is pending, leased or owned, and
+// a job lease (plus two heartbeats and a margin, for the master's round
+// that would deliver again) has passed since since: a job whose lease was
+// lost before it finished has shown its second start by then, and none can
+// start after.
+func awaitNoMoreDeliveries(t *testing.T, rdb *redis.Client, since time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	quiet := since.Add(workerJobLease + 2*workerHeartbeat + 500*time.Millisecond)
+	testio.WaitFor(t, 30*time.Second, "no job pending or in flight, a job lease on", func() bool {
+		return time.Now().After(quiet) && rdb.ZCard(ctx, "{crontab}:jobs").Val() == 0 &&
+			rdb.ZCard(ctx, "{crontab}:jobs:lease").Val() == 0 && rdb.HLen(ctx, "{crontab}:jobs:owner").Val() == 0
+	})
 }
 
 func TestTenThousandJobsAcrossThreeProcessesRunOnce(t *testing.T) {
@@ -66,31 +94,31 @@ func TestTenThousandJobsAcrossThreeProcessesRunOnce(t *testing.T) {
 			t.Fatalf("cancel: %v", err)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(readJobs(t, srv)) < total && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	testio.WaitFor(t, 60*time.Second, "every job to end", func() bool { return len(readJobs(t, srv, tasks.JobsKey)) >= total })
+	awaitNoMoreDeliveries(t, rdb, time.Now()) // and past the cancelled jobs' time
+	ended := map[int]int{}
+	for _, r := range readJobs(t, srv, tasks.JobsKey) {
+		ended[r.n]++
 	}
-	time.Sleep(4 * time.Second) // past the cancelled jobs' time
-	runs := readJobs(t, srv)
-	count := map[int]int{}
+	started := map[int]int{}
 	byProcess := map[string]int{}
-	for _, r := range runs {
-		count[r.n]++
+	for _, r := range readJobs(t, srv, tasks.JobStartsKey) {
+		started[r.n]++
 		byProcess[r.process]++
 	}
 	missing, dups, ranCancelled := 0, 0, 0
 	for i := range total + cancelled {
-		switch n := count[i]; {
+		switch n := started[i]; {
 		case i >= total && n > 0:
 			ranCancelled++
-		case i < total && n == 0:
+		case i < total && ended[i] == 0:
 			missing++
 		case n > 1:
 			dups++
 		}
 	}
 	if missing+dups+ranCancelled > 0 {
-		t.Errorf("of %d jobs: %d never ran, %d ran more than once; %d of %d cancelled jobs ran", total, missing, dups, ranCancelled, cancelled)
+		t.Errorf("of %d jobs: %d never ran, %d started more than once; %d of %d cancelled jobs started", total, missing, dups, ranCancelled, cancelled)
 	}
 	t.Logf("%d jobs ran once each in %v, by process %v", total, time.Since(start).Round(time.Millisecond), byProcess)
 }
@@ -111,28 +139,29 @@ func TestSIGKILLMidJobDeliversAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var owner string
-	deadline := time.Now().Add(10 * time.Second)
-	for owner == "" && time.Now().Before(deadline) {
+	testio.WaitFor(t, 10*time.Second, "the job to run", func() bool {
 		if j, err := c.Job(ctx, id); err == nil && j.State == crontab.JobRunning {
 			owner = j.Owner
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return owner != ""
+	})
 	if ws[owner] == nil {
 		t.Fatalf("job owner %q is not a worker", owner)
 	}
 	ws[owner].kill()
 	killed := time.Now()
-	deadline = time.Now().Add(30 * time.Second)
-	for len(readJobs(t, srv)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	testio.WaitFor(t, 30*time.Second, "the job delivered again to end", func() bool { return len(readJobs(t, srv, tasks.JobsKey)) > 0 })
+	done := time.Since(killed)
+	awaitNoMoreDeliveries(t, rdb, time.Now())
+	if runs := readJobs(t, srv, tasks.JobsKey); len(runs) != 1 {
+		t.Errorf("job runs ended after the kill: %+v, want one", runs)
 	}
-	runs := readJobs(t, srv)
-	if len(runs) != 1 {
-		t.Fatalf("job runs after the kill: %+v, want one redelivery", runs)
+	starts := readJobs(t, srv, tasks.JobStartsKey)
+	if len(starts) != 2 || starts[0] != (jobRun{7, owner, 1}) {
+		t.Fatalf("job starts %+v; want attempt 1 on the killed worker %s, then one redelivery", starts, owner)
 	}
-	if r := runs[0]; r.process == owner || r.attempt != 2 || r.n != 7 {
+	if r := starts[1]; r.process == owner || r.attempt != 2 || r.n != 7 {
 		t.Errorf("redelivered run %+v; want attempt 2 on the survivor", r)
 	}
-	t.Logf("delivered again and done %v after the kill", time.Since(killed).Round(time.Millisecond))
+	t.Logf("delivered again and done %v after the kill", done.Round(time.Millisecond))
 }

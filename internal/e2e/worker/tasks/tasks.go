@@ -70,8 +70,12 @@ func (Slow) Handle(ctx context.Context) error {
 	return record(ctx, SlowKey, rec)
 }
 
-// JobsKey gets "n|process|attempt" per run of Count.
-const JobsKey = "e2e:jobs"
+// JobsKey gets "n|process|attempt" per run of Count as it ends, and
+// JobStartsKey the same as it starts.
+const (
+	JobsKey      = "e2e:jobs"
+	JobStartsKey = "e2e:jobs:starts"
+)
 
 // Count is a job that records its number. With Sleep set it first sleeps,
 // so a test can kill its process mid-run.
@@ -84,6 +88,11 @@ type Count struct {
 
 // Handle records the job.
 func (c Count) Handle(ctx context.Context) error {
+	run, _ := crontab.Run(ctx)
+	rec := fmt.Sprintf("%d|%s|%d", c.N, run.Process, run.Attempt)
+	if err := record(ctx, JobStartsKey, rec); err != nil {
+		return err
+	}
 	if c.Sleep > 0 {
 		select {
 		case <-time.After(c.Sleep):
@@ -91,7 +100,5 @@ func (c Count) Handle(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	run, _ := crontab.Run(ctx)
-	rec := fmt.Sprintf("%d|%s|%d", c.N, run.Process, run.Attempt)
 	return record(ctx, JobsKey, rec)
 }
