@@ -34,7 +34,7 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser 
 func TestDashboardInChromium(t *testing.T) {
 	browser, driver := lookBrowser(t)
 	d := startDemo(t)
-	h, err := dashboard.New(dashboard.Config{Client: d.client, Namespace: "crontab", Token: "demo-token"})
+	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Namespace: "crontab", Token: "demo-token"})
 	if err != nil {
 		t.Fatal(err)
 	}

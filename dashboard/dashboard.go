@@ -7,7 +7,7 @@
 // outcome, a sparkline of recent run durations), pending, running and dead
 // jobs, the scheduler processes, and the history of a task chosen by a
 // click; its buttons pause, resume, trigger, cancel and retry. It reads
-// Redis only through the crontab.Client it is given: it needs no task code.
+// Redis only through the crontab.Inspector it is given: it needs no task code.
 //
 // # API
 //
@@ -74,9 +74,9 @@ var static embed.FS
 
 // Config configures the dashboard.
 type Config struct {
-	// Client reads and changes the namespace. Required; it needs no
-	// registry (crontab.NewClient(rdb, nil, crontab.WithNamespace(ns))).
-	Client *crontab.Client
+	// Inspector reads and changes the namespace. Required
+	// (crontab.NewInspector(rdb, crontab.WithNamespace(ns))).
+	Inspector *crontab.Inspector
 	// Namespace is shown in the page's title. Empty shows nothing.
 	Namespace string
 	// Token, when set, is required (see the package documentation).
@@ -104,8 +104,8 @@ type Handler struct {
 
 // New returns the dashboard handler.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("dashboard: nil Client")
+	if cfg.Inspector == nil {
+		return nil, errors.New("dashboard: nil Inspector")
 	}
 	if cfg.BasicUser != "" && cfg.BasicPassword == "" {
 		return nil, errors.New("dashboard: basic auth user without a password")
@@ -260,7 +260,7 @@ const overviewJobs = 50
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	c := h.cfg.Client
+	c := h.cfg.Inspector
 	var out Overview
 	counts, err := c.Overview(ctx)
 	if err != nil {
@@ -313,7 +313,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 // recent returns the sparkline points of a task: its latest completed
 // runs, oldest first.
 func (h *Handler) recent(ctx context.Context, task string) []Point {
-	recs, err := h.cfg.Client.History(ctx, task, 3*h.cfg.Sparkline)
+	recs, err := h.cfg.Inspector.History(ctx, task, 3*h.cfg.Sparkline)
 	if err != nil {
 		return nil
 	}
@@ -334,7 +334,7 @@ func (h *Handler) recent(ctx context.Context, task string) []Point {
 }
 
 func (h *Handler) tasks(w http.ResponseWriter, r *http.Request) {
-	tasks, err := h.cfg.Client.ListTasks(r.Context())
+	tasks, err := h.cfg.Inspector.ListTasks(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -347,7 +347,7 @@ func (h *Handler) tasks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) task(w http.ResponseWriter, r *http.Request) {
-	t, err := h.cfg.Client.Task(r.Context(), r.PathValue("name"))
+	t, err := h.cfg.Inspector.Task(r.Context(), r.PathValue("name"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -360,7 +360,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	recs, err := h.cfg.Client.History(r.Context(), r.PathValue("name"), limit)
+	recs, err := h.cfg.Inspector.History(r.Context(), r.PathValue("name"), limit)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -373,7 +373,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) taskAction(w http.ResponseWriter, r *http.Request) {
-	ctx, c, name := r.Context(), h.cfg.Client, r.PathValue("name")
+	ctx, c, name := r.Context(), h.cfg.Inspector, r.PathValue("name")
 	var err error
 	reply := map[string]any{"task": name, "action": r.PathValue("action")}
 	switch r.PathValue("action") {
@@ -413,7 +413,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "state "+strconv.Quote(string(st))+": want pending, running or dead")
 		return
 	}
-	jobs, err := h.cfg.Client.Jobs(r.Context(), crontab.JobFilter{State: st, Task: q.Get("task"), Limit: limit})
+	jobs, err := h.cfg.Inspector.Jobs(r.Context(), crontab.JobFilter{State: st, Task: q.Get("task"), Limit: limit})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -426,7 +426,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
-	j, err := h.cfg.Client.Job(r.Context(), r.PathValue("id"))
+	j, err := h.cfg.Inspector.Job(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -435,7 +435,7 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
-	ctx, c, id := r.Context(), h.cfg.Client, r.PathValue("id")
+	ctx, c, id := r.Context(), h.cfg.Inspector, r.PathValue("id")
 	var err error
 	switch r.PathValue("action") {
 	case "cancel":
@@ -454,7 +454,7 @@ func (h *Handler) jobAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) processes(w http.ResponseWriter, r *http.Request) {
-	procs, err := h.cfg.Client.Processes(r.Context())
+	procs, err := h.cfg.Inspector.Processes(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -68,7 +68,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 type demo struct {
 	rdb    *redis.Client
-	client *crontab.Client
+	inspector *crontab.Inspector
 }
 
 // startDemo starts a private Redis with two schedulers running the demo
@@ -114,7 +114,7 @@ func startDemo(t *testing.T) *demo {
 	if _, err := c.Enqueue(bg, sendSMS{To: "+0001", Text: "hi"}, crontab.WithID("sms-0001")); err != nil {
 		t.Fatal(err)
 	}
-	return &demo{rdb: rdb, client: c}
+	return &demo{rdb: rdb, inspector: crontab.NewInspector(rdb, crontab.WithProcessTTL(time.Second))}
 }
 
 func (d *demo) status(task string) string {
@@ -161,8 +161,7 @@ func (c client) json(method, path string, want int, v any) {
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
-	c := crontab.NewClient(rdb, nil)
-	open, err := dashboard.New(dashboard.Config{Client: c})
+	open, err := dashboard.New(dashboard.Config{Inspector: crontab.NewInspector(rdb)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +178,7 @@ func TestAuth(t *testing.T) {
 		}
 	}
 
-	h, err := dashboard.New(dashboard.Config{Client: c, Token: "t0k", BasicUser: "ops", BasicPassword: "pw"})
+	h, err := dashboard.New(dashboard.Config{Inspector: crontab.NewInspector(rdb), Token: "t0k", BasicUser: "ops", BasicPassword: "pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,9 +241,9 @@ func TestAuth(t *testing.T) {
 	}
 
 	if _, err := dashboard.New(dashboard.Config{}); err == nil {
-		t.Error("New accepted a nil client")
+		t.Error("New accepted a nil Inspector")
 	}
-	if _, err := dashboard.New(dashboard.Config{Client: c, BasicUser: "u"}); err == nil {
+	if _, err := dashboard.New(dashboard.Config{Inspector: crontab.NewInspector(rdb), BasicUser: "u"}); err == nil {
 		t.Error("New accepted a basic user without a password")
 	}
 }
@@ -260,7 +259,7 @@ func TestAPI(t *testing.T) {
 	t.Parallel()
 	d := startDemo(t)
 	ctx := context.Background()
-	h, err := dashboard.New(dashboard.Config{Client: d.client, Namespace: "crontab", Token: "t"})
+	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Namespace: "crontab", Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // task's hash. It is a prometheus.Collector; a failed read is reported to
 // the scraper as an invalid metric, never a panic.
 type Collector struct {
-	c       *crontab.Client
+	c       *crontab.Inspector
 	cfg     config
 	gauges  map[string]*prometheus.Desc
 	runs    *prometheus.Desc
@@ -38,8 +38,8 @@ var collectorGauges = []struct{ name, help string }{
 
 // NewCollector returns a collector of the namespace of c (its
 // WithNamespace; its WithProcessTTL decides which processes are alive).
-// The client needs no registry: crontab.NewClient(rdb, nil) will do.
-func NewCollector(c *crontab.Client, opts ...Option) *Collector {
+// The inspector is crontab.NewInspector(rdb, ...) of the namespace.
+func NewCollector(c *crontab.Inspector, opts ...Option) *Collector {
 	cfg := buildConfig(opts)
 	name := func(n string) string { return cfg.prefix + "_" + n }
 	col := &Collector{c: c, cfg: cfg, gauges: map[string]*prometheus.Desc{}}

@@ -20,7 +20,7 @@ func Example() {
 
 	m := metrics.New()
 	promReg := prometheus.NewRegistry()
-	promReg.MustRegister(m, metrics.NewCollector(crontab.NewClient(rdb, reg)))
+	promReg.MustRegister(m, metrics.NewCollector(crontab.NewInspector(rdb)))
 
 	s, err := crontab.NewScheduler(rdb, reg, m.Options()...)
 	if err != nil {

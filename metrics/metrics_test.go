@@ -109,7 +109,7 @@ func TestMetricsAndCollector(t *testing.T) {
 	}
 
 	promReg := prometheus.NewRegistry()
-	promReg.MustRegister(m, metrics.NewCollector(c, labels))
+	promReg.MustRegister(m, metrics.NewCollector(crontab.NewInspector(rdb, crontab.WithProcessTTL(time.Second)), labels))
 	srv := httptest.NewServer(metrics.Handler(promReg))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
@@ -182,7 +182,7 @@ func TestCollectorReportsRedisErrors(t *testing.T) {
 		DialerRetries: 1})
 	defer rdb.Close()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(crontab.NewClient(rdb, nil), metrics.WithTimeout(time.Second)))
+	reg.MustRegister(metrics.NewCollector(crontab.NewInspector(rdb), metrics.WithTimeout(time.Second)))
 	if _, err := reg.Gather(); err == nil {
 		t.Error("a scrape with Redis away did not fail")
 	}

@@ -1,9 +1,8 @@
 package runtime
 
-// The operator's API: what the crontab command line, the dashboard and the
-// metrics collector read and change. Everything here works on Redis alone;
-// none of it needs the task code, so a Client built with a nil Registry
-// (NewClient(rdb, nil)) can use all of it.
+// The operator's API, the Inspector: what the crontab command line, the
+// dashboard and the metrics collector read and change. Everything here works
+// on Redis alone; none of it needs the task code.
 
 import (
 	"context"
@@ -19,6 +18,43 @@ import (
 	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
+
+// Inspector reads and changes a namespace the way an operator does: tasks
+// and their status and history, triggering a fire, jobs and dead letters,
+// processes and the namespace's counts. It needs no task code. Producers use
+// a Client; an Inspector enqueues nothing. It is safe for concurrent use.
+type Inspector struct {
+	rdb  redis.UniversalClient
+	db   *rdb.RDB
+	opts options
+	keys keys
+	err  error // a bad option or a nil client: every method returns it
+}
+
+// NewInspector returns an inspector of the namespace on client. It takes
+// the options a Scheduler and a Client share (WithNamespace, WithLogger,
+// WithProcessTTL, which says when a process counts as dead); any other, or
+// a bad value, makes every method return an error that names it (see Err).
+func NewInspector(client redis.UniversalClient, opts ...Option) *Inspector {
+	o, err := buildOptions(scopeInspector, opts)
+	if client == nil {
+		err = errors.Join(errors.New("crontab: nil redis client"), err)
+	}
+	return &Inspector{rdb: client, db: rdb.New(client, o.namespace), opts: o, keys: newKeys(o.namespace), err: err}
+}
+
+// Cancel removes a pending job, as Client.Cancel does: an operator's
+// action on a job that should not run.
+func (in *Inspector) Cancel(ctx context.Context, id string) error {
+	if in.err != nil {
+		return in.err
+	}
+	return cancelJob(ctx, in.db, id)
+}
+
+// Err returns the error that every method of in returns: a bad option given
+// to NewInspector, or a nil Redis client. It is nil for a usable inspector.
+func (in *Inspector) Err() error { return in.err }
 
 // ErrNotActive is wrapped by the error of a Trigger of a task that is
 // paused or disabled.
@@ -85,17 +121,17 @@ type TaskInfo struct {
 // ListTasks returns every task of the namespace, sorted by name. Job types
 // (which have no schedule and never fire on their own) are not tasks; see
 // Jobs.
-func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
-	if c.err != nil {
-		return nil, c.err
+func (in *Inspector) ListTasks(ctx context.Context) ([]TaskInfo, error) {
+	if in.err != nil {
+		return nil, in.err
 	}
 
-	names, err := c.rdb.SMembers(ctx, c.keys.Tasks()).Result()
+	names, err := in.rdb.SMembers(ctx, in.keys.Tasks()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: list tasks: %w", err)
 	}
 	slices.Sort(names)
-	out, err := c.readTasks(ctx, names)
+	out, err := in.readTasks(ctx, names)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: list tasks: %w", err)
 	}
@@ -103,12 +139,12 @@ func (c *Client) ListTasks(ctx context.Context) ([]TaskInfo, error) {
 }
 
 // Task returns one task. The error wraps ErrNotFound when there is none.
-func (c *Client) Task(ctx context.Context, name string) (TaskInfo, error) {
-	if c.err != nil {
-		return TaskInfo{}, c.err
+func (in *Inspector) Task(ctx context.Context, name string) (TaskInfo, error) {
+	if in.err != nil {
+		return TaskInfo{}, in.err
 	}
 
-	out, err := c.readTasks(ctx, []string{name})
+	out, err := in.readTasks(ctx, []string{name})
 	if err != nil {
 		return TaskInfo{}, fmt.Errorf("crontab: task %q: %w", name, err)
 	}
@@ -119,19 +155,19 @@ func (c *Client) Task(ctx context.Context, name string) (TaskInfo, error) {
 }
 
 // readTasks reads the tasks named, in order, skipping those without a hash.
-func (c *Client) readTasks(ctx context.Context, names []string) ([]TaskInfo, error) {
+func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo, error) {
 	type probe struct {
 		hash  *redis.MapStringStringCmd
 		score *redis.FloatCmd
 		lock  *redis.StringCmd
 	}
 	var running *redis.StringSliceCmd
-	probes, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []probe {
+	probes, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []probe {
 		ps := make([]probe, len(names))
 		for i, n := range names {
-			ps[i] = probe{pipe.HGetAll(ctx, c.keys.Task(n)), pipe.ZScore(ctx, c.keys.Queue(), n), pipe.Get(ctx, c.keys.Lock(n))}
+			ps[i] = probe{pipe.HGetAll(ctx, in.keys.Task(n)), pipe.ZScore(ctx, in.keys.Queue(), n), pipe.Get(ctx, in.keys.Lock(n))}
 		}
-		running = pipe.SMembers(ctx, c.keys.Running())
+		running = pipe.SMembers(ctx, in.keys.Running())
 		return ps
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -199,41 +235,41 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 // Pause makes a task skip its fires (each skip is counted) while keeping
 // its place in the queue. The error wraps ErrNotFound when there is no
 // such task.
-func (c *Client) Pause(ctx context.Context, name string) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) Pause(ctx context.Context, name string) error {
+	if in.err != nil {
+		return in.err
 	}
 
-	return c.SetStatus(ctx, name, StatusPaused)
+	return in.SetStatus(ctx, name, StatusPaused)
 }
 
 // Resume makes a paused task active again: it fires from its next future
 // instant. It is the same as Enable, and either works from any status.
-func (c *Client) Resume(ctx context.Context, name string) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) Resume(ctx context.Context, name string) error {
+	if in.err != nil {
+		return in.err
 	}
 
-	return c.SetStatus(ctx, name, StatusActive)
+	return in.SetStatus(ctx, name, StatusActive)
 }
 
 // Disable takes a task out of the queue until it is enabled again.
-func (c *Client) Disable(ctx context.Context, name string) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) Disable(ctx context.Context, name string) error {
+	if in.err != nil {
+		return in.err
 	}
 
-	return c.SetStatus(ctx, name, StatusDisabled)
+	return in.SetStatus(ctx, name, StatusDisabled)
 }
 
 // Enable makes a disabled task active again, queued at its next future
 // instant. It is the same as Resume.
-func (c *Client) Enable(ctx context.Context, name string) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) Enable(ctx context.Context, name string) error {
+	if in.err != nil {
+		return in.err
 	}
 
-	return c.SetStatus(ctx, name, StatusActive)
+	return in.SetStatus(ctx, name, StatusActive)
 }
 
 // SetStatus writes a task's status, as an operator's plain HSET would, and
@@ -241,15 +277,15 @@ func (c *Client) Enable(ctx context.Context, name string) error {
 // paused puts a task that is not queued back at its next future instant
 // (computed from the expression and zone in its hash) and wakes the
 // schedulers. The error wraps ErrNotFound when there is no such task.
-func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) SetStatus(ctx context.Context, name string, st Status) error {
+	if in.err != nil {
+		return in.err
 	}
 
 	if !st.Valid() {
 		return fmt.Errorf("crontab: set status of %q: %q: want active, paused or disabled", name, st)
 	}
-	found, err := c.db.SetStatus(ctx, name, string(st))
+	found, err := in.db.SetStatus(ctx, name, string(st))
 	if err != nil {
 		return fmt.Errorf("crontab: set status of %q: %w", name, err)
 	}
@@ -259,7 +295,7 @@ func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
 	if st == StatusDisabled {
 		return nil
 	}
-	if err := c.ensureQueued(ctx, name); err != nil {
+	if err := in.ensureQueued(ctx, name); err != nil {
 		return fmt.Errorf("crontab: set status of %q: %w", name, err)
 	}
 	return nil
@@ -268,8 +304,8 @@ func (c *Client) SetStatus(ctx context.Context, name string, st Status) error {
 // ensureQueued puts an active or paused task that is not in the queue back
 // at its next future instant, with the requeue script the master's
 // maintenance uses, and wakes the schedulers.
-func (c *Client) ensureQueued(ctx context.Context, name string) error {
-	vals, err := c.rdb.HMGet(ctx, c.keys.Task(name), fieldExpression, fieldTZ).Result()
+func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
+	vals, err := in.rdb.HMGet(ctx, in.keys.Task(name), fieldExpression, fieldTZ).Result()
 	if err != nil {
 		return err
 	}
@@ -286,17 +322,17 @@ func (c *Client) ensureQueued(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("expression %q: %w", expr, err)
 	}
-	now, err := c.rdb.Time(ctx).Result()
+	now, err := in.rdb.Time(ctx).Result()
 	if err != nil {
 		return err
 	}
 	next := ms(sched.Next(now))
-	queued, err := c.db.Requeue(ctx, name, next)
+	queued, err := in.db.Requeue(ctx, name, next)
 	if err != nil {
 		return err
 	}
 	if queued && next != 0 {
-		return c.rdb.Publish(ctx, c.keys.Wake(), "requeue").Err()
+		return in.rdb.Publish(ctx, in.keys.Wake(), "requeue").Err()
 	}
 	return nil
 }
@@ -320,12 +356,12 @@ func (c *Client) ensureQueued(ctx context.Context, name string) error {
 // is ErrNotFound. When the task is already due (its next instant has come
 // and a scheduler is about to claim it), Trigger changes nothing and
 // returns that instant: the run about to start is the triggered one.
-func (c *Client) Trigger(ctx context.Context, name string) (time.Time, error) {
-	if c.err != nil {
-		return time.Time{}, c.err
+func (in *Inspector) Trigger(ctx context.Context, name string) (time.Time, error) {
+	if in.err != nil {
+		return time.Time{}, in.err
 	}
 
-	state, at, err := c.db.Trigger(ctx, name)
+	state, at, err := in.db.Trigger(ctx, name)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("crontab: trigger %q: %w", name, err)
 	}
@@ -398,9 +434,9 @@ const jobPage = 500
 
 // Jobs lists jobs: pending ones by due time, then running ones by lease
 // deadline, then dead ones most recent first.
-func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
-	if c.err != nil {
-		return nil, c.err
+func (in *Inspector) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
+	if in.err != nil {
+		return nil, in.err
 	}
 
 	if f.State != "" && f.State != JobPending && f.State != JobRunning && f.State != JobDead {
@@ -411,7 +447,7 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
 		if f.State != "" && f.State != st {
 			continue
 		}
-		jobs, err := c.scanJobs(ctx, st, f.Task, f.Limit)
+		jobs, err := in.scanJobs(ctx, st, f.Task, f.Limit)
 		if err != nil {
 			return nil, fmt.Errorf("crontab: jobs: %w", err)
 		}
@@ -423,7 +459,7 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
 // scanJobs pages through one state's jobs (the pending and dead ZSETs by
 // rank, the owners of running jobs with HSCAN), keeping the jobs of task
 // (all when empty), up to limit.
-func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit int) ([]JobInfo, error) {
+func (in *Inspector) scanJobs(ctx context.Context, st JobState, task string, limit int) ([]JobInfo, error) {
 	var out []JobInfo
 	cursor := uint64(0)
 	for start := int64(0); ; start += jobPage {
@@ -431,16 +467,16 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 		var err error
 		switch st {
 		case JobPending:
-			zs, err = c.rdb.ZRangeWithScores(ctx, c.keys.Jobs(), start, start+jobPage-1).Result()
+			zs, err = in.rdb.ZRangeWithScores(ctx, in.keys.Jobs(), start, start+jobPage-1).Result()
 		case JobRunning:
-			zs, cursor, err = c.runningPage(ctx, cursor)
+			zs, cursor, err = in.runningPage(ctx, cursor)
 		case JobDead:
-			zs, err = c.rdb.ZRevRangeWithScores(ctx, c.keys.Dead(), start, start+jobPage-1).Result()
+			zs, err = in.rdb.ZRevRangeWithScores(ctx, in.keys.Dead(), start, start+jobPage-1).Result()
 		}
 		if err != nil {
 			return nil, err
 		}
-		jobs, err := c.readJobs(ctx, st, zs)
+		jobs, err := in.readJobs(ctx, st, zs)
 		if err != nil {
 			return nil, err
 		}
@@ -462,8 +498,8 @@ func (c *Client) scanJobs(ctx context.Context, st JobState, task string, limit i
 // runningPage reads one HSCAN page of the running jobs: their ids, scored
 // by the lease deadline of the claim that delivered them, and the cursor
 // of the next page (0 after the last).
-func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uint64, error) {
-	kv, next, err := c.rdb.HScan(ctx, c.keys.Owners(), cursor, "", jobPage).Result()
+func (in *Inspector) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uint64, error) {
+	kv, next, err := in.rdb.HScan(ctx, in.keys.Owners(), cursor, "", jobPage).Result()
 	if err != nil || len(kv) == 0 {
 		return nil, next, err
 	}
@@ -471,7 +507,7 @@ func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uin
 	for i := 1; i < len(kv); i += 2 {
 		claims = append(claims, kv[i])
 	}
-	leases, err := c.rdb.ZMScore(ctx, c.keys.Leases(), claims...).Result()
+	leases, err := in.rdb.ZMScore(ctx, in.keys.Leases(), claims...).Result()
 	if err != nil {
 		return nil, next, err
 	}
@@ -484,7 +520,7 @@ func (c *Client) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uin
 
 // readJobs reads the data of jobs in one state, in order; ids whose data
 // is gone (the job just finished) are left out.
-func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]JobInfo, error) {
+func (in *Inspector) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]JobInfo, error) {
 	if len(zs) == 0 {
 		return nil, nil
 	}
@@ -493,15 +529,15 @@ func (c *Client) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]Job
 		ids[i], _ = z.Member.(string)
 	}
 	var data, attempts, owners *redis.SliceCmd
-	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+	_, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
 		if st == JobDead {
-			data = pipe.HMGet(ctx, c.keys.DeadData(), ids...)
+			data = pipe.HMGet(ctx, in.keys.DeadData(), ids...)
 		} else {
-			data = pipe.HMGet(ctx, c.keys.JobData(), ids...)
-			attempts = pipe.HMGet(ctx, c.keys.Attempts(), ids...)
+			data = pipe.HMGet(ctx, in.keys.JobData(), ids...)
+			attempts = pipe.HMGet(ctx, in.keys.Attempts(), ids...)
 		}
 		if st == JobRunning {
-			owners = pipe.HMGet(ctx, c.keys.Owners(), ids...)
+			owners = pipe.HMGet(ctx, in.keys.Owners(), ids...)
 		}
 		return struct{}{}
 	})
@@ -557,20 +593,20 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 
 // Job returns one job, pending, running or dead. The error wraps
 // ErrNotFound when there is none (it ran, was cancelled or never existed).
-func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
-	if c.err != nil {
-		return JobInfo{}, c.err
+func (in *Inspector) Job(ctx context.Context, id string) (JobInfo, error) {
+	if in.err != nil {
+		return JobInfo{}, in.err
 	}
 
 	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
-	_, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) struct{} {
-		pending = pipe.ZScore(ctx, c.keys.Jobs(), id)
-		dead = pipe.ZScore(ctx, c.keys.Dead(), id)
-		data = pipe.HGet(ctx, c.keys.JobData(), id)
-		deadData = pipe.HGet(ctx, c.keys.DeadData(), id)
-		attempt = pipe.HGet(ctx, c.keys.Attempts(), id)
-		owner = pipe.HGet(ctx, c.keys.Owners(), id)
+	_, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+		pending = pipe.ZScore(ctx, in.keys.Jobs(), id)
+		dead = pipe.ZScore(ctx, in.keys.Dead(), id)
+		data = pipe.HGet(ctx, in.keys.JobData(), id)
+		deadData = pipe.HGet(ctx, in.keys.DeadData(), id)
+		attempt = pipe.HGet(ctx, in.keys.Attempts(), id)
+		owner = pipe.HGet(ctx, in.keys.Owners(), id)
 		return struct{}{}
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -585,7 +621,7 @@ func (c *Client) Job(ctx context.Context, id string) (JobInfo, error) {
 	case owner.Err() == nil && data.Err() == nil:
 		j := jobInfo(id, JobRunning, data.Val())
 		j.Owner, j.Attempts = rdb.ClaimProcess(owner.Val()), attempts+1
-		lease, err := c.rdb.ZScore(ctx, c.keys.Leases(), owner.Val()).Result()
+		lease, err := in.rdb.ZScore(ctx, in.keys.Leases(), owner.Val()).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
 		}
@@ -622,33 +658,33 @@ type ProcessInfo struct {
 
 // Processes lists the scheduler processes that sent a heartbeat recently,
 // most recent beat first.
-func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
-	if c.err != nil {
-		return nil, c.err
+func (in *Inspector) Processes(ctx context.Context) ([]ProcessInfo, error) {
+	if in.err != nil {
+		return nil, in.err
 	}
 
-	now, err := c.rdb.Time(ctx).Result()
+	now, err := in.rdb.Time(ctx).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
-	beats, err := c.rdb.ZRevRangeWithScores(ctx, c.keys.Processes(), 0, -1).Result()
+	beats, err := in.rdb.ZRevRangeWithScores(ctx, in.keys.Processes(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
 	var master *redis.StringCmd
-	hashes, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
+	hashes, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
 		cmds := make([]*redis.MapStringStringCmd, len(beats))
 		for i, b := range beats {
 			id, _ := b.Member.(string)
-			cmds[i] = pipe.HGetAll(ctx, c.keys.Process(id))
+			cmds[i] = pipe.HGetAll(ctx, in.keys.Process(id))
 		}
-		master = pipe.Get(ctx, c.keys.Master())
+		master = pipe.Get(ctx, in.keys.Master())
 		return cmds
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
-	deadline := ms(now) - c.opts.processTTL.Milliseconds()
+	deadline := ms(now) - in.opts.processTTL.Milliseconds()
 	out := make([]ProcessInfo, 0, len(beats))
 	for i, b := range beats {
 		id, _ := b.Member.(string)
@@ -685,28 +721,28 @@ type Overview struct {
 }
 
 // Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs).
-func (c *Client) Overview(ctx context.Context) (Overview, error) {
-	if c.err != nil {
-		return Overview{}, c.err
+func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
+	if in.err != nil {
+		return Overview{}, in.err
 	}
 
-	now, err := c.rdb.Time(ctx).Result()
+	now, err := in.rdb.Time(ctx).Result()
 	if err != nil {
 		return Overview{}, fmt.Errorf("crontab: overview: %w", err)
 	}
 	nowS := strconv.FormatInt(ms(now), 10)
-	alive := strconv.FormatInt(ms(now)-c.opts.processTTL.Milliseconds(), 10)
-	cmds, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+	alive := strconv.FormatInt(ms(now)-in.opts.processTTL.Milliseconds(), 10)
+	cmds, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
 		return []*redis.IntCmd{
-			pipe.SCard(ctx, c.keys.Tasks()),
-			pipe.ZCard(ctx, c.keys.Queue()),
-			pipe.ZCount(ctx, c.keys.Queue(), "-inf", nowS),
-			pipe.SCard(ctx, c.keys.Running()),
-			pipe.ZCard(ctx, c.keys.Jobs()),
-			pipe.ZCount(ctx, c.keys.Jobs(), "-inf", nowS),
-			pipe.HLen(ctx, c.keys.Owners()),
-			pipe.ZCard(ctx, c.keys.Dead()),
-			pipe.ZCount(ctx, c.keys.Processes(), alive, "+inf"),
+			pipe.SCard(ctx, in.keys.Tasks()),
+			pipe.ZCard(ctx, in.keys.Queue()),
+			pipe.ZCount(ctx, in.keys.Queue(), "-inf", nowS),
+			pipe.SCard(ctx, in.keys.Running()),
+			pipe.ZCard(ctx, in.keys.Jobs()),
+			pipe.ZCount(ctx, in.keys.Jobs(), "-inf", nowS),
+			pipe.HLen(ctx, in.keys.Owners()),
+			pipe.ZCard(ctx, in.keys.Dead()),
+			pipe.ZCount(ctx, in.keys.Processes(), alive, "+inf"),
 		}
 	})
 	if err != nil {

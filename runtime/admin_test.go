@@ -32,11 +32,11 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 4*time.Second, "two runs recorded", func() bool {
-		ti, err := c.Task(ctx, fast)
+		ti, err := c.inspect().Task(ctx, fast)
 		return err == nil && ti.Runs >= 2
 	})
 
-	tasks, err := c.ListTasks(ctx)
+	tasks, err := c.inspect().ListTasks(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +67,15 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	if d.Source != SourceDynamic || d.Type != "sms" || !strings.Contains(string(d.Params), `"text":"x"`) {
 		t.Errorf("dynamic task %+v", d)
 	}
-	if _, err := c.Task(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.inspect().Task(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Task(nope): %v", err)
 	}
 
 	// Disable: out of the queue at once, no fires.
-	if err := c.Disable(ctx, fast); err != nil {
+	if err := c.inspect().Disable(ctx, fast); err != nil {
 		t.Fatal(err)
 	}
-	if ti, _ := c.Task(ctx, fast); ti.Status != StatusDisabled || !ti.Next.IsZero() {
+	if ti, _ := c.inspect().Task(ctx, fast); ti.Status != StatusDisabled || !ti.Next.IsZero() {
 		t.Errorf("after Disable: %+v", ti)
 	}
 	// No instant after the Disable runs (one claimed before may still run).
@@ -89,32 +89,32 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	n := len(log.snapshot())
 	// Enable: queued at once at the next future instant, fires again.
 	before := time.Now()
-	if err := c.Enable(ctx, fast); err != nil {
+	if err := c.inspect().Enable(ctx, fast); err != nil {
 		t.Fatal(err)
 	}
 	after := time.Now()
-	ti, _ := c.Task(ctx, fast)
+	ti, _ := c.inspect().Task(ctx, fast)
 	if next := ti.Next; ti.Status != StatusActive || !next.Equal(next.Truncate(time.Second)) || !next.After(before) || next.After(after.Add(time.Second)) {
 		t.Errorf("after Enable: status %s next %v; want the first whole second after it was enabled, between %v and %v",
 			ti.Status, ti.Next, before, after)
 	}
 	waitFor(t, 3*time.Second, "a fire after Enable", func() bool { return len(log.snapshot()) > n })
 	// Pause: stays queued, skips counted.
-	if err := c.Pause(ctx, fast); err != nil {
+	if err := c.inspect().Pause(ctx, fast); err != nil {
 		t.Fatal(err)
 	}
 	skips := ti.Skips
 	waitFor(t, 3*time.Second, "a skipped fire", func() bool {
-		ti, _ := c.Task(ctx, fast)
+		ti, _ := c.inspect().Task(ctx, fast)
 		return ti.Skips > skips && !ti.Next.IsZero()
 	})
-	if err := c.Resume(ctx, fast); err != nil {
+	if err := c.inspect().Resume(ctx, fast); err != nil {
 		t.Fatal(err)
 	}
 	n = len(log.snapshot())
 	waitFor(t, 3*time.Second, "a fire after Resume", func() bool { return len(log.snapshot()) > n })
 
-	for _, err := range []error{c.Pause(ctx, "nope"), c.Resume(ctx, "nope"), c.Disable(ctx, "nope"), c.Enable(ctx, "nope")} {
+	for _, err := range []error{c.inspect().Pause(ctx, "nope"), c.inspect().Resume(ctx, "nope"), c.inspect().Disable(ctx, "nope"), c.inspect().Enable(ctx, "nope")} {
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("status change of a missing task: %v", err)
 		}
@@ -122,7 +122,7 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 	if exists, _ := rdb.Exists(ctx, newKeys("crontab").Task("nope")).Result(); exists != 0 {
 		t.Error("a status change created a hash for a missing task")
 	}
-	if err := c.SetStatus(ctx, fast, "sleepy"); err == nil {
+	if err := c.inspect().SetStatus(ctx, fast, "sleepy"); err == nil {
 		t.Error("SetStatus accepted a bad status")
 	}
 }
@@ -151,12 +151,12 @@ func TestAdminTriggerRunsOnceWithoutMovingTheSchedule(t *testing.T) {
 	runScheduler(t, rdb, reg)
 	runScheduler(t, rdb, reg)
 	c := NewClient(rdb, reg)
-	before, err := c.Task(ctx, name)
+	before, err := c.inspect().Task(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	at, err := c.Trigger(ctx, name)
+	at, err := c.inspect().Trigger(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,38 +169,38 @@ func TestAdminTriggerRunsOnceWithoutMovingTheSchedule(t *testing.T) {
 	if lag := fires[0].start.Sub(at); lag > 3*time.Second { // generous: CI machines are shared
 		t.Errorf("triggered run started %v after the trigger", lag)
 	}
-	after, _ := c.Task(ctx, name)
+	after, _ := c.inspect().Task(ctx, name)
 	if !after.Next.Equal(before.Next) || after.Runs != 1 || after.LastOutcome != OutcomeOK {
 		t.Errorf("after trigger: next %v (was %v), runs %d, outcome %q", after.Next, before.Next, after.Runs, after.LastOutcome)
 	}
 	if next := hget(t, rdb, name, "next_run"); next != itoa(before.Next.UnixMilli()) {
 		t.Errorf("next_run %s, want %d", next, before.Next.UnixMilli())
 	}
-	hist, _ := c.History(ctx, name, 10)
+	hist, _ := c.inspect().History(ctx, name, 10)
 	if len(hist) != 1 || hist[0].Outcome != OutcomeOK || !hist[0].Fire.Equal(at) {
 		t.Errorf("history %+v", hist)
 	}
 
 	// A non-concurrent task that runs is not triggered again.
 	blocking.Store(true)
-	if _, err := c.Trigger(ctx, name); err != nil {
+	if _, err := c.inspect().Trigger(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 3*time.Second, "the second triggered run", func() bool { return len(log.snapshot()) == 2 })
-	if _, err := c.Trigger(ctx, name); !errors.Is(err, ErrRunning) {
+	if _, err := c.inspect().Trigger(ctx, name); !errors.Is(err, ErrRunning) {
 		t.Errorf("trigger while running: %v", err)
 	}
 	close(release)
 	waitFor(t, 3*time.Second, "the lock to be released", func() bool {
-		ti, _ := c.Task(ctx, name)
+		ti, _ := c.inspect().Task(ctx, name)
 		return ti.LockedBy == "" && ti.Runs == 2
 	})
 
 	// Two triggers in a row make one run: the second finds it due.
 	blocking.Store(false)
 	n := len(log.snapshot())
-	a1, err1 := c.Trigger(ctx, other)
-	a2, err2 := c.Trigger(ctx, other)
+	a1, err1 := c.inspect().Trigger(ctx, other)
+	a2, err2 := c.inspect().Trigger(ctx, other)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -210,13 +210,13 @@ func TestAdminTriggerRunsOnceWithoutMovingTheSchedule(t *testing.T) {
 		t.Errorf("two quick triggers made %d runs (at %v and %v)", m-n, a1, a2)
 	}
 
-	if err := c.Pause(ctx, other); err != nil {
+	if err := c.inspect().Pause(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Trigger(ctx, other); !errors.Is(err, ErrNotActive) {
+	if _, err := c.inspect().Trigger(ctx, other); !errors.Is(err, ErrNotActive) {
 		t.Errorf("trigger of a paused task: %v", err)
 	}
-	if _, err := c.Trigger(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.inspect().Trigger(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("trigger of a missing task: %v", err)
 	}
 
@@ -225,7 +225,7 @@ func TestAdminTriggerRunsOnceWithoutMovingTheSchedule(t *testing.T) {
 	if err := c.SetTask(ctx, TaskSpec{Key: "dyn", Type: "sms", Params: smsJob{To: to, Text: "p"}, Expression: "daily:03:00"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Trigger(ctx, "dyn"); err != nil {
+	if _, err := c.inspect().Trigger(ctx, "dyn"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 3*time.Second, "the run-time task's run", func() bool { return len(smsRuns(to)) == 1 })
@@ -268,7 +268,7 @@ func TestAdminJobs(t *testing.T) {
 	dead, _ := c.Enqueue(ctx, smsJob{To: to, Text: "fail"})
 	runScheduler(t, rdb, reg)
 	waitFor(t, 5*time.Second, "one running and one dead job", func() bool {
-		js, _ := c.Jobs(ctx, JobFilter{})
+		js, _ := c.inspect().Jobs(ctx, JobFilter{})
 		var running, isDead bool
 		for _, j := range js {
 			running = running || (j.ID == block && j.State == JobRunning)
@@ -277,7 +277,7 @@ func TestAdminJobs(t *testing.T) {
 		return running && isDead
 	})
 
-	pending, err := c.Jobs(ctx, JobFilter{State: JobPending})
+	pending, err := c.inspect().Jobs(ctx, JobFilter{State: JobPending})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,34 +285,34 @@ func TestAdminJobs(t *testing.T) {
 		pending[0].Task != "sms" || !strings.Contains(string(pending[0].Payload), `"soon"`) || pending[0].Due.Before(time.Now().Add(29*time.Minute)) {
 		t.Errorf("pending %+v", pending)
 	}
-	running, _ := c.Jobs(ctx, JobFilter{State: JobRunning})
+	running, _ := c.inspect().Jobs(ctx, JobFilter{State: JobRunning})
 	if len(running) != 1 || running[0].ID != block || running[0].Owner == "" || running[0].Attempts != 1 || running[0].LeaseUntil.IsZero() {
 		t.Errorf("running %+v", running)
 	}
-	deadJobs, _ := c.Jobs(ctx, JobFilter{State: JobDead, Task: "sms"})
+	deadJobs, _ := c.inspect().Jobs(ctx, JobFilter{State: JobDead, Task: "sms"})
 	if len(deadJobs) != 1 || deadJobs[0].ID != dead || deadJobs[0].Error != "gateway down" || deadJobs[0].Failed.IsZero() || deadJobs[0].Attempts != 1 {
 		t.Errorf("dead %+v", deadJobs)
 	}
-	if js, _ := c.Jobs(ctx, JobFilter{Task: blockName}); len(js) != 1 || js[0].ID != block {
+	if js, _ := c.inspect().Jobs(ctx, JobFilter{Task: blockName}); len(js) != 1 || js[0].ID != block {
 		t.Errorf("jobs of %s: %+v", blockName, js)
 	}
-	if js, _ := c.Jobs(ctx, JobFilter{Limit: 1}); len(js) != 3 {
+	if js, _ := c.inspect().Jobs(ctx, JobFilter{Limit: 1}); len(js) != 3 {
 		t.Errorf("limit 1 of each state: %d jobs", len(js))
 	}
-	if _, err := c.Jobs(ctx, JobFilter{State: "lost"}); err == nil {
+	if _, err := c.inspect().Jobs(ctx, JobFilter{State: "lost"}); err == nil {
 		t.Error("a bad state was accepted")
 	}
 	for id, want := range map[string]JobState{later: JobPending, block: JobRunning, dead: JobDead} {
-		j, err := c.Job(ctx, id)
+		j, err := c.inspect().Job(ctx, id)
 		if err != nil || j.State != want || j.ID != id {
 			t.Errorf("Job(%s) = %+v, %v; want %s", id, j, err, want)
 		}
 	}
-	if _, err := c.Job(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.inspect().Job(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Job(nope): %v", err)
 	}
 
-	ov, err := c.Overview(ctx)
+	ov, err := c.inspect().Overview(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,15 +323,15 @@ func TestAdminJobs(t *testing.T) {
 	if err := c.Cancel(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Job(ctx, later); !errors.Is(err, ErrNotFound) {
+	if _, err := c.inspect().Job(ctx, later); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cancelled job: %v", err)
 	}
 	close(release)
-	if err := c.RetryDead(ctx, dead); err != nil {
+	if err := c.inspect().RetryDead(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the retried job to die again", func() bool {
-		j, err := c.Job(ctx, dead)
+		j, err := c.inspect().Job(ctx, dead)
 		return err == nil && j.State == JobDead
 	})
 }
@@ -353,10 +353,10 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	runScheduler(t, rdb, reg, WithVersion("v9"), WithProcessID("two"), WithHooks(hooks))
 	c := NewClient(rdb, nil, WithProcessTTL(time.Second))
 	waitFor(t, 5*time.Second, "a master", func() bool {
-		ps, _ := c.Processes(ctx)
+		ps, _ := c.inspect().Processes(ctx)
 		return len(ps) == 2 && (ps[0].Master || ps[1].Master)
 	})
-	ps, err := c.Processes(ctx)
+	ps, err := c.inspect().Processes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	k := newKeys("crontab")
 	rdb.ZAdd(ctx, k.Processes(), redisZ(time.Now().Add(-3*time.Second).UnixMilli(), "ghost"))
 	rdb.HSet(ctx, k.Process("ghost"), "host", "h", "pid", 7)
-	ps, _ = c.Processes(ctx)
+	ps, _ = c.inspect().Processes(ctx)
 	if len(ps) != 3 || ps[2].ID != "ghost" || ps[2].Alive || ps[2].PID != 7 {
 		t.Errorf("processes with a ghost: %+v", ps)
 	}

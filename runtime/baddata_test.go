@@ -196,7 +196,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	if len(texts["neg-inf"]) != 1 || len(texts["inf"]) != 0 || len(texts["after"]) != 1 {
 		t.Errorf("jobs ran %v; want neg-inf and after once, inf never", texts)
 	}
-	dead, err := c.DeadJobs(ctx, 0)
+	dead, err := c.inspect().DeadJobs(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	if l := logs.lines("no longer ours"); len(l) > 0 {
 		t.Errorf("acks failed half way (a garbage job counter): %s", strings.Join(l, "\n"))
 	}
-	if st, err := c.Stats(ctx, "sms"); err != nil || st.Runs < 2 {
+	if st, err := c.inspect().Stats(ctx, "sms"); err != nil || st.Runs < 2 {
 		t.Errorf("sms stats %+v, %v; want the garbage counters reset and counting", st, err)
 	}
 	if oc := historyOutcomes(t, s1, "bad-params"); oc[OutcomeFailed] == 0 {

@@ -223,8 +223,12 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	if c.err != nil {
 		return c.err
 	}
+	return cancelJob(ctx, c.db, id)
+}
 
-	n, err := c.db.Cancel(ctx, id)
+// cancelJob is Cancel, for a Client or an Inspector.
+func cancelJob(ctx context.Context, db *rdb.RDB, id string) error {
+	n, err := db.Cancel(ctx, id)
 	switch {
 	case err != nil:
 		return fmt.Errorf("crontab: cancel %q: %w", id, err)

@@ -83,10 +83,10 @@ func TestClusterRunsEveryScript(t *testing.T) {
 		t.Fatalf("Cancel: %v", err)
 	}
 	waitFor(t, 15*time.Second, "the dead letter of the failing job", func() bool {
-		dead, _ := c.DeadJobs(ctx, 0)
+		dead, _ := c.inspect().DeadJobs(ctx, 0)
 		return len(dead) == 1
 	})
-	if err := c.RetryDead(ctx, ids[1]); err != nil {
+	if err := c.inspect().RetryDead(ctx, ids[1]); err != nil {
 		t.Fatalf("RetryDead: %v", err)
 	}
 
@@ -139,7 +139,7 @@ func TestClusterRunsEveryScript(t *testing.T) {
 			t.Errorf("job %q ran %d times, want %d (runs %v)", text, got, want, texts)
 		}
 	}
-	if st, err := c.Stats(ctx, "sms"); err != nil || st.Runs != 7 || st.Failures != 4 {
+	if st, err := c.inspect().Stats(ctx, "sms"); err != nil || st.Runs != 7 || st.Failures != 4 {
 		t.Errorf("sms stats %+v, %v; want 7 runs, 4 failures", st, err)
 	}
 	if n := rdb.ZCard(ctx, k.Processes()).Val(); n != 0 {

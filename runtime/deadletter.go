@@ -27,20 +27,20 @@ type DeadJob struct {
 
 // DeadJobs returns up to limit dead jobs, most recent first (limit <= 0
 // means all that are kept).
-func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
-	if c.err != nil {
-		return nil, c.err
+func (in *Inspector) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
+	if in.err != nil {
+		return nil, in.err
 	}
 
 	stop := int64(limit) - 1
 	if limit <= 0 {
 		stop = -1
 	}
-	ids, err := c.rdb.ZRevRange(ctx, c.keys.Dead(), 0, stop).Result()
+	ids, err := in.rdb.ZRevRange(ctx, in.keys.Dead(), 0, stop).Result()
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	vals, err := c.rdb.HMGet(ctx, c.keys.DeadData(), ids...).Result()
+	vals, err := in.rdb.HMGet(ctx, in.keys.DeadData(), ids...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("crontab: read dead jobs: %w", err)
 	}
@@ -59,12 +59,12 @@ func (c *Client) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
 
 // RetryDead moves a dead job back to the queue, due now, with its attempts
 // reset. It returns an error wrapping ErrNotFound when no dead job has id.
-func (c *Client) RetryDead(ctx context.Context, id string) error {
-	if c.err != nil {
-		return c.err
+func (in *Inspector) RetryDead(ctx context.Context, id string) error {
+	if in.err != nil {
+		return in.err
 	}
 
-	raw, err := c.rdb.HGet(ctx, c.keys.DeadData(), id).Result()
+	raw, err := in.rdb.HGet(ctx, in.keys.DeadData(), id).Result()
 	if err == redis.Nil {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	} else if err != nil {
@@ -76,14 +76,14 @@ func (c *Client) RetryDead(ctx context.Context, id string) error {
 	}
 	env.Error, env.Failed, env.Attempts = "", 0, 0
 	b, _ := json.Marshal(env)
-	found, err := c.db.RetryDead(ctx, id, string(b))
+	found, err := in.db.RetryDead(ctx, id, string(b))
 	if err != nil {
 		return fmt.Errorf("crontab: retry %q: %w", id, err)
 	}
 	if !found {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	}
-	c.rdb.Publish(ctx, c.keys.Wake(), "retry")
+	in.rdb.Publish(ctx, in.keys.Wake(), "retry")
 	return nil
 }
 
@@ -97,14 +97,14 @@ type Stats struct {
 
 // Stats returns the totals of a scheduled task or of a job type, like the
 // seed design's {"total":N,"fail":M}.
-func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
-	if c.err != nil {
-		return Stats{}, c.err
+func (in *Inspector) Stats(ctx context.Context, name string) (Stats, error) {
+	if in.err != nil {
+		return Stats{}, in.err
 	}
 
-	pipe := c.rdb.Pipeline()
-	task := pipe.HMGet(ctx, c.keys.Task(name), "runs", "failures")
-	job := pipe.HMGet(ctx, c.keys.Stats(), name+":runs", name+":failures")
+	pipe := in.rdb.Pipeline()
+	task := pipe.HMGet(ctx, in.keys.Task(name), "runs", "failures")
+	job := pipe.HMGet(ctx, in.keys.Stats(), name+":runs", name+":failures")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Stats{}, fmt.Errorf("crontab: stats of %q: %w", name, err)
 	}
@@ -118,12 +118,12 @@ func (c *Client) Stats(ctx context.Context, name string) (Stats, error) {
 
 // History returns up to limit of the most recent run records of a task or
 // job type, newest first (limit <= 0 means all that are kept).
-func (c *Client) History(ctx context.Context, name string, limit int) ([]Record, error) {
-	if c.err != nil {
-		return nil, c.err
+func (in *Inspector) History(ctx context.Context, name string, limit int) ([]Record, error) {
+	if in.err != nil {
+		return nil, in.err
 	}
 
-	return readHistory(ctx, c.rdb, c.keys, name, limit)
+	return readHistory(ctx, in.rdb, in.keys, name, limit)
 }
 
 func atoi(v any) int64 {

@@ -70,7 +70,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	waitFor(t, 60*time.Second, "every job to be acked", func() bool {
 		pending, _ := rdb.ZCard(ctx, k.Jobs()).Result()
 		inflight, _ := rdb.ZCard(ctx, k.Leases()).Result()
-		st, _ := c.Stats(ctx, "burst")
+		st, _ := c.inspect().Stats(ctx, "burst")
 		return pending == 0 && inflight == 0 && st.Runs == n
 	})
 	t.Logf("%d jobs drained %v after enqueue", n, time.Since(start))
@@ -79,7 +79,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 			t.Errorf("job %d ran %d times", i, got)
 		}
 	}
-	if st, _ := c.Stats(ctx, "burst"); st.Runs != n || st.Failures != failing {
+	if st, _ := c.inspect().Stats(ctx, "burst"); st.Runs != n || st.Failures != failing {
 		t.Errorf("stats %+v, want %d runs and %d failures", st, n, failing)
 	}
 	if dead, _ := rdb.ZCard(ctx, k.Dead()).Result(); dead != failing {
@@ -90,7 +90,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 			t.Errorf("%s holds %d fields after the burst", key, left)
 		}
 	}
-	hist, err := c.History(ctx, "burst", 0)
+	hist, err := c.inspect().History(ctx, "burst", 0)
 	if err != nil || len(hist) != 100 {
 		t.Fatalf("history: %d records, %v; want the default cap of 100", len(hist), err)
 	}

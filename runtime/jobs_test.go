@@ -87,11 +87,11 @@ func TestJobRunsOnceAtItsTimeWithItsPayload(t *testing.T) {
 	if err := c.Cancel(ctx, "no-such-job"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Cancel of an unknown id: %v, want ErrNotFound", err)
 	}
-	hist, _ := c.History(ctx, "sms", 0)
+	hist, _ := c.inspect().History(ctx, "sms", 0)
 	if len(hist) != 1 || hist[0].JobID != id || hist[0].Outcome != OutcomeOK {
 		t.Errorf("history %+v", hist)
 	}
-	if st, _ := c.Stats(ctx, "sms"); st != (Stats{Runs: 1}) {
+	if st, _ := c.inspect().Stats(ctx, "sms"); st != (Stats{Runs: 1}) {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -146,7 +146,7 @@ func TestRetriesBackoffAndDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the job to be dead-lettered", func() bool {
-		dead, _ := c.DeadJobs(ctx, 0)
+		dead, _ := c.inspect().DeadJobs(ctx, 0)
 		return len(dead) == 1
 	})
 	runs := smsRuns(to)
@@ -168,7 +168,7 @@ func TestRetriesBackoffAndDeadLetters(t *testing.T) {
 			}
 		}
 	}
-	dead, _ := c.DeadJobs(ctx, 0)
+	dead, _ := c.inspect().DeadJobs(ctx, 0)
 	if d := dead[0]; d.ID != id || d.Task != "sms" || d.Attempts != 3 || d.Error != "gateway down" {
 		t.Errorf("dead job %+v", d)
 	}
@@ -176,19 +176,19 @@ func TestRetriesBackoffAndDeadLetters(t *testing.T) {
 	if err := json.Unmarshal(dead[0].Payload, &payload); err != nil || payload.To != to {
 		t.Errorf("dead payload %s: %v", dead[0].Payload, err)
 	}
-	if st, _ := c.Stats(ctx, "sms"); st != (Stats{Runs: 3, Failures: 3}) {
+	if st, _ := c.inspect().Stats(ctx, "sms"); st != (Stats{Runs: 3, Failures: 3}) {
 		t.Errorf("stats %+v", st)
 	}
 
 	// Re-enqueued from the dead letters, it runs again from attempt 1.
-	if err := c.RetryDead(ctx, id); err != nil {
+	if err := c.inspect().RetryDead(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the retried job", func() bool { return len(smsRuns(to)) >= 4 })
 	if r := smsRuns(to)[3]; r.run.Attempt != 1 {
 		t.Errorf("re-enqueued dead job ran with attempt %d, want 1", r.run.Attempt)
 	}
-	if err := c.RetryDead(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if err := c.inspect().RetryDead(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("RetryDead of an unknown id: %v", err)
 	}
 	// Per-job override: no retries.
@@ -197,7 +197,7 @@ func TestRetriesBackoffAndDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the no-retry job to die", func() bool {
-		dead, _ := c.DeadJobs(ctx, 0)
+		dead, _ := c.inspect().DeadJobs(ctx, 0)
 		return len(dead) >= 2
 	})
 	if n := len(smsRuns(to2)); n != 1 {
@@ -353,10 +353,10 @@ func TestHistoryIsBoundedByCountAndAge(t *testing.T) {
 			}
 		}
 		waitFor(t, 5*time.Second, "the jobs and their records", func() bool {
-			st, _ := c.Stats(ctx, "sms")
+			st, _ := c.inspect().Stats(ctx, "sms")
 			return len(smsRuns(to)) == 10 && st.Runs == 10
 		})
-		hist, err := c.History(ctx, "sms", 0)
+		hist, err := c.inspect().History(ctx, "sms", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +403,7 @@ func TestDeadLettersAreBounded(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the failing jobs", func() bool { return len(smsRuns(to)) == 4 })
 	waitFor(t, 5*time.Second, "their acks", func() bool {
-		st, _ := c.Stats(ctx, "sms")
+		st, _ := c.inspect().Stats(ctx, "sms")
 		return st.Failures == 4
 	})
 	if n, _ := rdb.ZCard(ctx, k.Dead()).Result(); n != 2 {
@@ -412,7 +412,7 @@ func TestDeadLettersAreBounded(t *testing.T) {
 	if n, _ := rdb.HLen(ctx, k.DeadData()).Result(); n != 2 {
 		t.Errorf("%d dead-job records, want 2 (dropped ids keep no data)", n)
 	}
-	dead, _ := c.DeadJobs(ctx, 0)
+	dead, _ := c.inspect().DeadJobs(ctx, 0)
 	for _, d := range dead {
 		if d.Error != "gateway down" {
 			t.Errorf("dead job %+v", d)
@@ -457,10 +457,10 @@ func TestJobPanicIsAFailedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the panicking job to be dead-lettered", func() bool {
-		dead, _ := c.DeadJobs(ctx, 0)
+		dead, _ := c.inspect().DeadJobs(ctx, 0)
 		return len(dead) == 1
 	})
-	dead, _ := c.DeadJobs(ctx, 0)
+	dead, _ := c.inspect().DeadJobs(ctx, 0)
 	if d := dead[0]; d.ID != id || d.Attempts != 2 || !strings.Contains(d.Error, "panic: boom "+key) {
 		t.Errorf("dead job %+v; want 2 attempts (retries=1) and the panic in the error", d)
 	}

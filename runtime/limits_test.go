@@ -104,11 +104,21 @@ func TestOptionsOfTheOtherUserAreErrors(t *testing.T) {
 	if _, err := c.EnqueueRaw(ctx, "x", nil); err != c.Err() {
 		t.Errorf("EnqueueRaw on a misconfigured client: %v, want %v", err, c.Err())
 	}
-	if _, err := c.Overview(ctx); err != c.Err() {
+	if _, err := c.inspect().Overview(ctx); err != c.Err() {
 		t.Errorf("Overview on a misconfigured client: %v, want %v", err, c.Err())
 	}
 	if err := NewClient(rdb, nil, WithNamespace("ok"), WithProcessTTL(time.Second), WithLogger(nil)).Err(); err != nil {
 		t.Errorf("options both use: %v", err)
+	}
+	in := NewInspector(rdb, WithMaxPayload(10))
+	if err := in.Err(); err == nil || !strings.Contains(err.Error(), "WithMaxPayload is a Client option: an Inspector cannot use it") {
+		t.Errorf("NewInspector(WithMaxPayload).Err(): %v", err)
+	}
+	if _, err := in.ListTasks(ctx); err != in.Err() {
+		t.Errorf("ListTasks on a misconfigured inspector: %v, want %v", err, in.Err())
+	}
+	if err := NewInspector(rdb, WithNamespace("ok"), WithProcessTTL(time.Second)).Err(); err != nil {
+		t.Errorf("options an Inspector uses: %v", err)
 	}
 	if err := NewClient(nil, nil).Err(); err == nil {
 		t.Error("NewClient(nil) is usable")

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Option configures a Scheduler or a Client. Each option documents its
-// default, its range and which of the two uses it. A value outside the range
+// Option configures a Scheduler, a Client or an Inspector. Each option
+// documents its default, its range and who uses it ("Scheduler and Client"
+// options are the Inspector's too). A value outside the range
 // is an error from NewScheduler (and from every call of a Client built with
 // it), naming the option; so is an option given to the one that cannot use
 // it: nothing is silently clamped or ignored.
@@ -69,6 +70,7 @@ const (
 	scopeBoth      optionScope = iota
 	scopeScheduler             // a Scheduler only
 	scopeClient                // a Client only
+	scopeInspector             // NewInspector: only the options of both
 )
 
 // options holds every setting with its default applied.
@@ -144,12 +146,11 @@ func buildOptions(scope optionScope, opts []Option) (options, error) {
 		}
 		opt(&o)
 	}
+	users := map[optionScope]string{scopeScheduler: "Scheduler", scopeClient: "Client", scopeInspector: "Inspector"}
+	using := map[optionScope]string{scopeScheduler: "a Scheduler", scopeClient: "a Client", scopeInspector: "an Inspector"}
 	for _, u := range o.used {
-		switch {
-		case u.scope == scopeScheduler && scope == scopeClient:
-			o.errs = append(o.errs, fmt.Errorf("crontab: %s is a Scheduler option: a Client cannot use it", u.name))
-		case u.scope == scopeClient && scope == scopeScheduler:
-			o.errs = append(o.errs, fmt.Errorf("crontab: %s is a Client option: a Scheduler cannot use it", u.name))
+		if u.scope != scopeBoth && u.scope != scope {
+			o.errs = append(o.errs, fmt.Errorf("crontab: %s is a %s option: %s cannot use it", u.name, users[u.scope], using[scope]))
 		}
 	}
 	return o, errors.Join(o.errs...)

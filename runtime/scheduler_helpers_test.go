@@ -212,3 +212,9 @@ func (w *abandonWatch) expectNone(t testing.TB, why string) {
 		t.Errorf("logged %s", strings.Join(l, "\n"))
 	}
 }
+
+// inspect returns an Inspector of c's namespace with c's settings, for
+// tests that enqueue and inspect with one value.
+func (c *Client) inspect() *Inspector {
+	return &Inspector{rdb: c.rdb, db: c.db, opts: c.opts, keys: c.keys, err: c.err}
+}

@@ -52,8 +52,9 @@ type cli struct {
 	output     string
 	processTTL time.Duration
 
-	rdb    redis.UniversalClient
-	client *crontab.Client
+	rdb       redis.UniversalClient
+	client    *crontab.Client    // run-time tasks
+	inspector *crontab.Inspector // everything else
 }
 
 // command is one subcommand.
@@ -242,7 +243,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	return cmd.run(ctx, c, &o, rest)
 }
 
-// connect builds the Redis client and the crontab client.
+// connect builds the Redis client, the crontab client and the inspector.
 func (c *cli) connect() error {
 	if strings.Contains(c.redisURL, "addr=") {
 		opt, err := redis.ParseClusterURL(c.redisURL)
@@ -258,6 +259,7 @@ func (c *cli) connect() error {
 		c.rdb = redis.NewClient(opt)
 	}
 	c.client = crontab.NewClient(c.rdb, nil, crontab.WithNamespace(c.namespace), crontab.WithProcessTTL(c.processTTL))
+	c.inspector = crontab.NewInspector(c.rdb, crontab.WithNamespace(c.namespace), crontab.WithProcessTTL(c.processTTL))
 	return nil
 }
 
@@ -404,7 +406,7 @@ func schedule(t crontab.TaskInfo) string {
 // --- commands ---------------------------------------------------------------
 
 func cmdList(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
-	tasks, err := c.client.ListTasks(ctx)
+	tasks, err := c.inspector.ListTasks(ctx)
 	if err != nil {
 		return err
 	}
@@ -433,11 +435,11 @@ func cmdList(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 }
 
 func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
-	t, err := c.client.Task(ctx, args[0])
+	t, err := c.inspector.Task(ctx, args[0])
 	if err != nil {
 		return err
 	}
-	recs, err := c.client.History(ctx, t.Name, 10)
+	recs, err := c.inspector.History(ctx, t.Name, 10)
 	if err != nil {
 		return err
 	}
@@ -510,7 +512,7 @@ func historyTable(w io.Writer, recs []crontab.Record) {
 func statusCmd(action string) func(context.Context, *cli, *cmdOpts, []string) error {
 	return func(ctx context.Context, c *cli, _ *cmdOpts, names []string) error {
 		f := map[string]func(context.Context, string) error{
-			"pause": c.client.Pause, "resume": c.client.Resume, "disable": c.client.Disable, "enable": c.client.Enable,
+			"pause": c.inspector.Pause, "resume": c.inspector.Resume, "disable": c.inspector.Disable, "enable": c.inspector.Enable,
 		}[action]
 		done := map[string]string{"pause": "paused", "resume": "resumed", "disable": "disabled", "enable": "enabled"}[action]
 		var failed []error
@@ -526,7 +528,7 @@ func statusCmd(action string) func(context.Context, *cli, *cmdOpts, []string) er
 			if err := f(ctx, n); err != nil {
 				failed = append(failed, err)
 				r.Error = err.Error()
-			} else if t, err := c.client.Task(ctx, n); err == nil {
+			} else if t, err := c.inspector.Task(ctx, n); err == nil {
 				r.Status = string(t.Status)
 			}
 			results = append(results, r)
@@ -547,7 +549,7 @@ func statusCmd(action string) func(context.Context, *cli, *cmdOpts, []string) er
 }
 
 func cmdTrigger(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
-	at, err := c.client.Trigger(ctx, args[0])
+	at, err := c.inspector.Trigger(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -573,7 +575,7 @@ func cmdHistory(ctx context.Context, c *cli, o *cmdOpts, args []string) error {
 	if o.limit < 0 {
 		return usagef("history: -limit %d: want 0 or more", o.limit)
 	}
-	recs, err := c.client.History(ctx, args[0], o.limit)
+	recs, err := c.inspector.History(ctx, args[0], o.limit)
 	if err != nil {
 		return err
 	}
@@ -592,7 +594,7 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	if o.limit < 0 {
 		return usagef("jobs: -limit %d: want 0 or more", o.limit)
 	}
-	jobs, err := c.client.Jobs(ctx, crontab.JobFilter{State: st, Task: o.task, Limit: o.limit})
+	jobs, err := c.inspector.Jobs(ctx, crontab.JobFilter{State: st, Task: o.task, Limit: o.limit})
 	if err != nil {
 		return err
 	}
@@ -620,7 +622,7 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 }
 
 func cmdJob(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
-	j, err := c.client.Job(ctx, args[0])
+	j, err := c.inspector.Job(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -651,7 +653,7 @@ func cmdJob(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 
 func jobCmd(action string) func(context.Context, *cli, *cmdOpts, []string) error {
 	return func(ctx context.Context, c *cli, _ *cmdOpts, ids []string) error {
-		f := map[string]func(context.Context, string) error{"cancel": c.client.Cancel, "retry": c.client.RetryDead}[action]
+		f := map[string]func(context.Context, string) error{"cancel": c.inspector.Cancel, "retry": c.inspector.RetryDead}[action]
 		done := map[string]string{"cancel": "cancelled", "retry": "queued again"}[action]
 		type result struct {
 			Job    string `json:"job"`
@@ -680,7 +682,7 @@ func jobCmd(action string) func(context.Context, *cli, *cmdOpts, []string) error
 }
 
 func cmdProcesses(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
-	procs, err := c.client.Processes(ctx)
+	procs, err := c.inspector.Processes(ctx)
 	if err != nil {
 		return err
 	}
@@ -708,7 +710,7 @@ func cmdProcesses(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 }
 
 func cmdOverview(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
-	ov, err := c.client.Overview(ctx)
+	ov, err := c.inspector.Overview(ctx)
 	if err != nil {
 		return err
 	}

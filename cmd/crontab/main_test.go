@@ -46,9 +46,10 @@ func (badJob) Handle(context.Context) error { return errors.New("bad job") }
 
 // env is a private Redis with a scheduler running the test tasks.
 type env struct {
-	rdb    *redis.Client
-	url    string
-	client *crontab.Client
+	rdb       *redis.Client
+	url       string
+	client    *crontab.Client
+	inspector *crontab.Inspector
 }
 
 func setup(t *testing.T) *env {
@@ -80,10 +81,10 @@ func setup(t *testing.T) *env {
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	e := &env{rdb: rdb, url: srv.URL(), client: crontab.NewClient(rdb, reg)}
+	e := &env{rdb: rdb, url: srv.URL(), client: crontab.NewClient(rdb, reg), inspector: crontab.NewInspector(rdb)}
 	waitFor(t, 5*time.Second, "tick and fails to run twice", func() bool {
-		a, _ := e.client.Task(context.Background(), "tick")
-		b, _ := e.client.Task(context.Background(), "fails")
+		a, _ := e.inspector.Task(context.Background(), "tick")
+		b, _ := e.inspector.Task(context.Background(), "fails")
 		return a.Runs >= 2 && b.Runs >= 2
 	})
 	return e
@@ -294,16 +295,16 @@ func TestTasks(t *testing.T) {
 	e.ok(t, "resume", "nightly")
 
 	// Trigger runs it once, without moving its schedule.
-	before, _ := e.client.Task(ctx, "nightly")
+	before, _ := e.inspector.Task(ctx, "nightly")
 	out = e.ok(t, "trigger", "nightly")
 	if !regexp.MustCompile(`^triggered "nightly": fires at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} on one process; its schedule is unchanged\n$`).MatchString(out) {
 		t.Errorf("trigger: %q", out)
 	}
 	waitFor(t, 3*time.Second, "the triggered run", func() bool {
-		ti, _ := e.client.Task(ctx, "nightly")
+		ti, _ := e.inspector.Task(ctx, "nightly")
 		return ti.Runs == 1
 	})
-	if after, _ := e.client.Task(ctx, "nightly"); !after.Next.Equal(before.Next) {
+	if after, _ := e.inspector.Task(ctx, "nightly"); !after.Next.Equal(before.Next) {
 		t.Errorf("trigger moved next run from %v to %v", before.Next, after.Next)
 	}
 	hl := lines(e.ok(t, "history", "nightly"))
@@ -353,7 +354,7 @@ func TestJobsAndProcesses(t *testing.T) {
 	p2, _ := e.client.Enqueue(ctx, mailJob{To: "b@example.com"}, crontab.In(2*time.Hour), crontab.WithID("mail-2"))
 	dead, _ := e.client.Enqueue(ctx, badJob{}, crontab.WithID("bad-1"))
 	waitFor(t, 5*time.Second, "the bad job to die", func() bool {
-		j, err := e.client.Job(ctx, dead)
+		j, err := e.inspector.Job(ctx, dead)
 		return err == nil && j.State == crontab.JobDead
 	})
 

@@ -42,9 +42,9 @@ func cmdServe(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(c.client))
+	reg.MustRegister(metrics.NewCollector(c.inspector))
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
-	h, err := dashboard.New(dashboard.Config{Client: c.client, Namespace: c.namespace, Token: token,
+	h, err := dashboard.New(dashboard.Config{Inspector: c.inspector, Namespace: c.namespace, Token: token,
 		BasicUser: user, BasicPassword: pass, Metrics: metrics.Handler(reg), Logger: logger})
 	if err != nil {
 		return err

@@ -443,7 +443,7 @@ func (h *harness) gather(ctx context.Context, ev *evidence) error {
 		}
 		ev.events = append(ev.events, events...)
 	}
-	client := tasks.NewClient(h.admin, crontab.WithNamespace(Namespace))
+	client := crontab.NewInspector(h.admin, crontab.WithNamespace(Namespace))
 	ev.history = map[string][]crontab.Record{}
 	for _, cfg := range ev.tasks {
 		if cfg.Expression == "" {

@@ -17,7 +17,7 @@
 //   - worker.go: the worker mode of the soak's own executable (WorkerArg);
 //     its handlers (package tasks) journal every start and end, fsync'd;
 //   - check.go: the checker, over the journals, the history (read with the
-//     public Client.History) and what the producer and supervisor saw;
+//     public Inspector.History) and what the producer and supervisor saw;
 //   - chaos.go: Run, which puts them together, and the Report.
 //
 // Workers reach Redis only through their proxies; the harness and the

@@ -140,7 +140,7 @@ func TestSIGKILLMidJobDeliversAgain(t *testing.T) {
 	}
 	var owner string
 	testio.WaitFor(t, 10*time.Second, "the job to run", func() bool {
-		if j, err := c.Job(ctx, id); err == nil && j.State == crontab.JobRunning {
+		if j, err := crontab.NewInspector(rdb).Job(ctx, id); err == nil && j.State == crontab.JobRunning {
 			owner = j.Owner
 		}
 		return owner != ""
