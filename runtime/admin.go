@@ -162,7 +162,7 @@ func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo,
 		lock  *redis.StringCmd
 	}
 	var running *redis.StringSliceCmd
-	probes, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []probe {
+	probes, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []probe {
 		ps := make([]probe, len(names))
 		for i, n := range names {
 			ps[i] = probe{pipe.HGetAll(ctx, in.keys.Task(n)), pipe.ZScore(ctx, in.keys.Queue(), n), pipe.Get(ctx, in.keys.Lock(n))}
@@ -529,7 +529,7 @@ func (in *Inspector) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([
 		ids[i], _ = z.Member.(string)
 	}
 	var data, attempts, owners *redis.SliceCmd
-	_, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+	_, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
 		if st == JobDead {
 			data = pipe.HMGet(ctx, in.keys.DeadData(), ids...)
 		} else {
@@ -600,7 +600,7 @@ func (in *Inspector) Job(ctx context.Context, id string) (JobInfo, error) {
 
 	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
-	_, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
+	_, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
 		pending = pipe.ZScore(ctx, in.keys.Jobs(), id)
 		dead = pipe.ZScore(ctx, in.keys.Dead(), id)
 		data = pipe.HGet(ctx, in.keys.JobData(), id)
@@ -672,7 +672,7 @@ func (in *Inspector) Processes(ctx context.Context) ([]ProcessInfo, error) {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
 	var master *redis.StringCmd
-	hashes, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
+	hashes, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
 		cmds := make([]*redis.MapStringStringCmd, len(beats))
 		for i, b := range beats {
 			id, _ := b.Member.(string)
@@ -732,7 +732,7 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	}
 	nowS := strconv.FormatInt(ms(now), 10)
 	alive := strconv.FormatInt(ms(now)-in.opts.processTTL.Milliseconds(), 10)
-	cmds, err := pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+	cmds, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
 		return []*redis.IntCmd{
 			pipe.SCard(ctx, in.keys.Tasks()),
 			pipe.ZCard(ctx, in.keys.Queue()),

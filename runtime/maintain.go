@@ -216,14 +216,14 @@ func (mt *maintainer) reap(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	leases, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+	leases, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
 		for i, id := range ids {
 			cmds[i] = pipe.Get(ctx, mt.keys.Run(id))
 		}
 		return cmds
 	})
-	if err != nil && err != redis.Nil && !isReplyError(err) {
+	if err != nil && err != redis.Nil && !rdb.IsReplyError(err) {
 		return err
 	}
 	beats, err := mt.rdb.ZRangeWithScores(ctx, mt.keys.Processes(), 0, -1).Result()
@@ -237,7 +237,7 @@ func (mt *maintainer) reap(ctx context.Context) error {
 	}
 	for i, id := range ids {
 		lease, err := leases[i].Result()
-		if isReplyError(err) {
+		if rdb.IsReplyError(err) {
 			continue // a foreign value where the lease should be
 		}
 		var l rdb.Lease

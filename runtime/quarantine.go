@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"context"
-	"errors"
+	"github.com/gocrontab/crontab/internal/rdb"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,7 +20,7 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 	for key := range types {
 		names = append(names, key)
 	}
-	cmds, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
+	cmds, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
 		cmds := make([]*redis.StatusCmd, len(names))
 		for i, key := range names {
 			cmds[i] = pipe.Type(ctx, key)
@@ -49,12 +49,4 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 				"type", found, "want", types[key], "to", dest)
 		}
 	}
-}
-
-// isReplyError reports whether err is Redis's error reply to one command
-// (WRONGTYPE, a value that is not an integer, ...), not a failure to reach
-// Redis; redis.Nil is not one.
-func isReplyError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/gocrontab/crontab/internal/rdb"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -89,14 +90,14 @@ func (mt *maintainer) refreshPeers(ctx context.Context, live []string) error {
 		}
 	}
 	if len(ask) > 0 {
-		cmds, err := pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+		cmds, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 			cmds := make([]*redis.StringCmd, len(ask))
 			for i, id := range ask {
 				cmds[i] = pipe.HGet(ctx, mt.keys.Process(id), "types")
 			}
 			return cmds
 		})
-		if err != nil && !errors.Is(err, redis.Nil) && !isReplyError(err) {
+		if err != nil && !errors.Is(err, redis.Nil) && !rdb.IsReplyError(err) {
 			return err
 		}
 		for i, id := range ask {

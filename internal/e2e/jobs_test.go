@@ -138,10 +138,14 @@ func TestSIGKILLMidJobDeliversAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Killed once its handler has started (its start is recorded): a job
+	// that is only claimed (owned, waiting for a worker) has no start to
+	// count yet.
 	var owner string
-	testio.WaitFor(t, 10*time.Second, "the job to run", func() bool {
-		if j, err := crontab.NewInspector(rdb).Job(ctx, id); err == nil && j.State == crontab.JobRunning {
-			owner = j.Owner
+	testio.WaitFor(t, 10*time.Second, "the job to start", func() bool {
+		j, err := crontab.NewInspector(rdb).Job(ctx, id)
+		if starts := readJobs(t, srv, tasks.JobStartsKey); err == nil && j.State == crontab.JobRunning && len(starts) == 1 {
+			owner = starts[0].process
 		}
 		return owner != ""
 	})

@@ -23,16 +23,20 @@ func RunID(task string, fireMS int64) string {
 func SkipRunID(task string) string { return task + "@skip" }
 
 // ParseRunID splits a run id into its task and instant.
-func ParseRunID(id string) (task string, fireMS int64, ok bool) {
-	at := strings.LastIndexByte(id, '@')
-	if at < 0 {
+func ParseRunID(id string) (task string, fireMS int64, ok bool) { return cutInstant(id, '@') }
+
+// cutInstant splits s at its last sep into what comes before and the
+// instant (unix ms) after it.
+func cutInstant(s string, sep byte) (string, int64, bool) {
+	i := strings.LastIndexByte(s, sep)
+	if i < 0 {
 		return "", 0, false
 	}
-	fireMS, err := strconv.ParseInt(id[at+1:], 10, 64)
+	ms, err := strconv.ParseInt(s[i+1:], 10, 64)
 	if err != nil {
 		return "", 0, false
 	}
-	return id[:at], fireMS, true
+	return s[:i], ms, true
 }
 
 // LockValue is the value of lock:task:<key> while a run of the task holds
@@ -43,17 +47,7 @@ func LockValue(process string, fireMS int64) string {
 }
 
 // ParseLockValue splits a lock value into its process and instant.
-func ParseLockValue(v string) (process string, fireMS int64, ok bool) {
-	bar := strings.LastIndexByte(v, '|')
-	if bar < 0 {
-		return "", 0, false
-	}
-	fireMS, err := strconv.ParseInt(v[bar+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return v[:bar], fireMS, true
-}
+func ParseLockValue(v string) (process string, fireMS int64, ok bool) { return cutInstant(v, '|') }
 
 // Lease is the value of run:<id>: who runs which instant of a task, since
 // when (unix ms). Its key expires unless the process renews it.
