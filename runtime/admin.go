@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -175,8 +174,8 @@ func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo,
 	}
 	runs := map[string]int{}
 	for _, id := range running.Val() {
-		if at := strings.LastIndexByte(id, '@'); at > 0 {
-			runs[id[:at]]++
+		if task, _, ok := rdb.ParseRunID(id); ok {
+			runs[task]++
 		}
 	}
 	out := make([]TaskInfo, 0, len(names))
@@ -190,7 +189,11 @@ func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo,
 			t.Next = fromMS(int64(score))
 		}
 		if lock, err := probes[i].lock.Result(); err == nil {
-			t.LockedBy, _, _ = strings.Cut(lock, "|")
+			if process, _, ok := rdb.ParseLockValue(lock); ok {
+				t.LockedBy = process
+			} else {
+				t.LockedBy = lock // not a lock this engine wrote: shown as it is
+			}
 		}
 		t.Running = runs[n]
 		out = append(out, t)
