@@ -16,7 +16,8 @@ import (
 // maintain runs the periodic duties of every process (heartbeat, lease
 // renewal, clock sync, detecting that Redis lost its data) and, in the
 // process holding lock:master, the duties done once per namespace
-// (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks).
+// (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks,
+// redelivering jobs, the invariant sweep of sweep.go).
 func (s *Scheduler) maintain(ctx context.Context) {
 	tick := time.NewTicker(s.opts.heartbeat)
 	defer tick.Stop()
@@ -164,6 +165,7 @@ func (s *Scheduler) masterDuties(ctx context.Context) {
 		"requeue tasks":       s.requeue,
 		"prune tasks":         s.prune,
 		"redeliver jobs":      s.redeliver,
+		"invariant sweep":     s.sweep,
 	} {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn(name+" failed", "err", err)
@@ -223,6 +225,14 @@ func (s *Scheduler) reap(ctx context.Context) error {
 			}
 			l.Task = id[:at]
 			l.Fire, _ = strconv.ParseInt(id[at+1:], 10, 64)
+			// The run's lock names its process: when that process is gone,
+			// the lock is released with the run (else the sweep would find
+			// it held for no run and record the run a second time).
+			if v, err := s.rdb.Get(ctx, s.keys.lock(l.Task)).Result(); err == nil {
+				if p, fire, _ := cutLast(v, "|"); fire == id[at+1:] && !alive[p] {
+					l.Process = p
+				}
+			}
 		}
 		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: s.clock.Now(),
 			Outcome: OutcomeAbandoned, Error: "process " + l.Process + " died during the run", Process: l.Process, Attempt: 1}
@@ -235,6 +245,9 @@ func (s *Scheduler) reap(ctx context.Context) error {
 		}
 		if n == 1 {
 			s.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
+			if lease == "" {
+				s.countRepaired(ctx, RepairRunning, id) // a running entry without its lease (sweep.go)
+			}
 			if h := s.opts.hooks.Abandoned; h != nil {
 				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
 			}

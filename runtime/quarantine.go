@@ -25,6 +25,7 @@ func singletonTypes(k keys) map[string]string {
 		k.dead():      "zset",
 		k.deadData():  "hash",
 		k.stats():     "hash",
+		k.sweep():     "hash",
 		k.meta():      "hash",
 	}
 }

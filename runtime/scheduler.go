@@ -44,6 +44,7 @@ type Scheduler struct {
 	runCtx          context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns        context.CancelFunc
 	isMaster        bool
+	sweeper         sweeper                   // the invariant sweep's progress (sweep.go; maintain goroutine only)
 	digest          string                    // registryDigest of reg, taken at Run
 	peerDigests     map[string]string         // live process id -> its registry digest (maintain goroutine only)
 	share           atomic.Pointer[peerShare] // this process's share of each instant (share.go)
