@@ -191,42 +191,62 @@ func (s *Scheduler) runSweepScript(ctx context.Context, kind string, sc *redis.S
 	return nil
 }
 
-// sweepQueueScript removes queue members whose task hash does not exist.
-// A task hash and its queue entry are created together (register, SetTask)
-// and deleted together (a once task's finish, prune, RemoveTasks), so a
-// member without a hash is never a state in progress.
+// sweepRemoveScript removes the members of a set or sorted set (the queue,
+// running) whose companion key (the task hash of a queue member, the lease
+// of a running entry) does not exist. The queue: a task hash and its queue
+// entry are created together (register, SetTask) and deleted together (a
+// once task's finish, prune, RemoveTasks), so a member without a hash is
+// never a state in progress. Running: only entries that are no run id
+// ("task@fire") are passed, which reap skips as it cannot tell their task;
+// the claim script adds run ids only, with their lease.
 //
-// KEYS: queue, sweep, then the task key of each member
-// ARGV: the members (at most sweepCount or so: one page of ZSCAN)
-// Returns the members removed. Reads (EXISTS, ZSCORE) come first; a queue
-// of the wrong type fails the script there, before anything is written.
-var sweepQueueScript = redis.NewScript(luaNow + luaHistory + `
+// KEYS: the set or sorted set, sweep, then the companion key of each member
+// ARGV: kind (the counter), "zset" or "set", then the members (about
+// sweepCount: one page of a scan)
+// Returns the members removed. Two reads per member come first (a
+// collection of the wrong type fails the script there, before anything is
+// written); then one ZREM or SREM and the counter.
+var sweepRemoveScript = redis.NewScript(luaNow + luaHistory + `
+local zset = ARGV[2] == 'zset'
 local gone = {}
-for i = 1, #ARGV do
-  if redis.call('EXISTS', KEYS[2 + i]) == 0 and redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-    gone[#gone + 1] = ARGV[i]
-  end
+for i = 3, #ARGV do
+  local present
+  if zset then present = redis.call('ZSCORE', KEYS[1], ARGV[i]) else present = redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1 end
+  if present and redis.call('EXISTS', KEYS[i]) == 0 then gone[#gone + 1] = ARGV[i] end
 end
 if #gone > 0 then
-  redis.call('ZREM', KEYS[1], unpack(gone))
-  incr(KEYS[2], 'queue', #gone)
+  redis.call(zset and 'ZREM' or 'SREM', KEYS[1], unpack(gone))
+  incr(KEYS[2], ARGV[1], #gone)
 end
 return gone
 `)
 
+// sweepRemove has sweepRemoveScript remove the members of collection (of
+// Redis type typ) whose key companion(m) does not exist.
+func (s *Scheduler) sweepRemove(ctx context.Context, kind, typ, collection string, members []string, companion func(string) string) error {
+	if len(members) == 0 {
+		return nil
+	}
+	keys := []string{collection, s.keys.sweep()}
+	args := []any{kind, typ}
+	for _, m := range members {
+		keys = append(keys, companion(m))
+		args = append(args, m)
+	}
+	return s.runSweepScript(ctx, kind, sweepRemoveScript, keys, args...)
+}
+
 // sweepQueue checks one ZSCAN page of the queue.
 func (s *Scheduler) sweepQueue(ctx context.Context, cursor uint64) (uint64, error) {
 	kv, next, err := s.rdb.ZScan(ctx, s.keys.queue(), cursor, "", sweepCount).Result()
-	if err != nil || len(kv) == 0 {
+	if err != nil {
 		return next, err
 	}
-	keys := []string{s.keys.queue(), s.keys.sweep()}
-	var args []any
+	var members []string
 	for i := 0; i < len(kv); i += 2 {
-		keys = append(keys, s.keys.task(kv[i]))
-		args = append(args, kv[i])
+		members = append(members, kv[i])
 	}
-	return next, s.runSweepScript(ctx, RepairQueue, sweepQueueScript, keys, args...)
+	return next, s.sweepRemove(ctx, RepairQueue, "zset", s.keys.queue(), members, s.keys.task)
 }
 
 // sweepJobsScript queues again, due now, the job records that are in no
@@ -364,28 +384,6 @@ func (s *Scheduler) sweepClaimOwners(ctx context.Context, cursor uint64) (uint64
 	return 0, nil
 }
 
-// sweepRunningScript removes running entries that are not run ids
-// ("task@fire": reap skips them, as it cannot tell their task) and have no
-// lease. The claim script adds a run id to running with its lease, so an
-// entry without '@' was never written by a scheduler.
-//
-// KEYS: running, sweep, then the run key of each entry
-// ARGV: the entries (those of one SSCAN page without '@')
-// Returns the entries removed; reads first, then one SREM and a counter.
-var sweepRunningScript = redis.NewScript(luaNow + luaHistory + `
-local gone = {}
-for i = 1, #ARGV do
-  if redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1 and redis.call('EXISTS', KEYS[2 + i]) == 0 then
-    gone[#gone + 1] = ARGV[i]
-  end
-end
-if #gone > 0 then
-  redis.call('SREM', KEYS[1], unpack(gone))
-  incr(KEYS[2], 'running', #gone)
-end
-return gone
-`)
-
 // sweepRunning checks one SSCAN page of running for entries that are not
 // run ids; the others are reap's (see RepairRunning).
 func (s *Scheduler) sweepRunning(ctx context.Context, cursor uint64) (uint64, error) {
@@ -393,25 +391,22 @@ func (s *Scheduler) sweepRunning(ctx context.Context, cursor uint64) (uint64, er
 	if err != nil {
 		return next, err
 	}
-	keys := []string{s.keys.running(), s.keys.sweep()}
-	var args []any
+	var junk []string
 	for _, id := range ids {
 		if !strings.Contains(id, "@") {
-			keys = append(keys, s.keys.run(id))
-			args = append(args, id)
+			junk = append(junk, id)
 		}
 	}
-	if len(args) == 0 {
-		return next, nil
-	}
-	return next, s.runSweepScript(ctx, RepairRunning, sweepRunningScript, keys, args...)
+	return next, s.sweepRemove(ctx, RepairRunning, "set", s.keys.running(), junk, s.keys.run)
 }
 
 // luaSweepLost is the prelude of the lease and lock scripts: it defines
 // gone(process, ttl), true when process has no heartbeat younger than ttl
-// ms (or is ""), and lost(task, task_is_hash, hist, record, reason), which
+// ms (or is ""); lost(task, task_is_hash, hist, record, reason), which
 // records a lost run as abandonScript does: the task's last result and
-// counters (when its key is a hash) and the history record.
+// counters (when its key is a hash) and the history record; and
+// apply(todo, kind), the writes of both scripts, made after all their
+// reads.
 const luaSweepLost = `
 local function gone(process, ttl)
   if process == '' then return true end
@@ -425,6 +420,21 @@ local function lost(task, is_hash, hist, record, reason)
     incr(task, 'failures', 1)
   end
   push_history(hist, record, tonumber(ARGV[2]), tonumber(ARGV[3]))
+end
+-- apply(todo, kind) makes the writes of the repairs decided: for each, it
+-- deletes its first key (KEYS[4 + 4*i]), its second too when also is set,
+-- and records the lost run when there is a record; then counts them.
+local function apply(todo, kind)
+  local out = {}
+  for _, t in ipairs(todo) do
+    local i = t.i
+    redis.call('DEL', KEYS[4 + 4*i])
+    if t.also then redis.call('DEL', KEYS[5 + 4*i]) end
+    if t.rec then lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason) end
+    out[#out + 1] = t.id
+  end
+  if #out > 0 then incr(KEYS[3], kind, #out) end
+  return out
 end
 `
 
@@ -456,19 +466,10 @@ for i = 0, (#KEYS - 3) / 4 - 1 do
   local cur = redis.pcall('GET', run)
   if cur == seen and redis.call('SISMEMBER', KEYS[1], id) == 0 and gone(process, ttl) then
     todo[#todo + 1] = {i = i, id = id, rec = ARGV[o + 5], reason = ARGV[o + 6],
-      lock = redis.pcall('GET', lock) == lockv, hash = redis.call('TYPE', task).ok == 'hash'}
+      also = redis.pcall('GET', lock) == lockv, hash = redis.call('TYPE', task).ok == 'hash'}
   end
 end
-local out = {}
-for _, t in ipairs(todo) do
-  local i = t.i
-  redis.call('DEL', KEYS[4 + 4*i])
-  if t.lock then redis.call('DEL', KEYS[5 + 4*i]) end
-  lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason)
-  out[#out + 1] = t.id
-end
-if #out > 0 then incr(KEYS[3], 'lease', #out) end
-return out
+return apply(todo, 'lease')
 `)
 
 // runKeyScanner returns the client whose SCAN sees the namespace's keys:
@@ -596,19 +597,11 @@ for i = 0, (#KEYS - 3) / 4 - 1 do
   local seen, id, process = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3]
   if redis.pcall('GET', lock) == seen and (id == '' or (redis.call('SISMEMBER', KEYS[1], id) == 0
       and redis.call('EXISTS', run) == 0 and gone(process, ttl))) then
-    todo[#todo + 1] = {i = i, seen = seen, named = id ~= '', rec = ARGV[o + 4], reason = ARGV[o + 5],
+    todo[#todo + 1] = {i = i, id = seen, rec = id ~= '' and ARGV[o + 4] or nil, reason = ARGV[o + 5],
       hash = redis.call('TYPE', task).ok == 'hash'}
   end
 end
-local out = {}
-for _, t in ipairs(todo) do
-  local i = t.i
-  redis.call('DEL', KEYS[4 + 4*i])
-  if t.named then lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason) end
-  out[#out + 1] = t.seen
-end
-if #out > 0 then incr(KEYS[3], 'lock', #out) end
-return out
+return apply(todo, 'lock')
 `)
 
 // sweepLocks checks the locks of one SSCAN page of the tasks set (every

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,21 +218,9 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 
 	// A second pass finds nothing more.
 	sweepPass(t, s)
-	if again := repairedCounts(t, rdb); !equalCounts(again, got) {
+	if again := repairedCounts(t, rdb); !maps.Equal(again, got) {
 		t.Errorf("second pass: %v, want %v", again, got)
 	}
-}
-
-func equalCounts(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestSweepCountsRunningWithoutLeaseOnce: a running entry whose lease is
