@@ -327,7 +327,8 @@ func TestSweepRequeuedJobRunsAndInFlightStateIsKept(t *testing.T) {
 	behave(t, "sweep-slow-job", block)
 	c := NewClient(rdb, reg)
 	k := newKeys("crontab")
-	lostID, err := c.Enqueue(ctx, smsJob{To: "sweep-lost", Text: "hi"}, In(time.Hour))
+	to := "sweep-lost-" + strconv.FormatInt(time.Now().UnixNano(), 10) // unique under -count
+	lostID, err := c.Enqueue(ctx, smsJob{To: to, Text: "hi"}, In(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestSweepRequeuedJobRunsAndInFlightStateIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	runScheduler(t, rdb, reg)
-	waitFor(t, 15*time.Second, "the job whose queue entry was lost to run", func() bool { return len(smsRuns("sweep-lost")) == 1 })
+	waitFor(t, 15*time.Second, "the job whose queue entry was lost to run", func() bool { return len(smsRuns(to)) == 1 })
 	waitFor(t, 5*time.Second, "the long task and the slow job to run", func() bool {
 		return rdb.Exists(ctx, k.lock("sweep-long")).Val() == 1 && rdb.HExists(ctx, k.owners(), slowID).Val()
 	})
