@@ -682,9 +682,17 @@ type Overview struct {
 	// Processes counts processes with a recent heartbeat (see
 	// ProcessInfo.Alive).
 	Processes int64
+	// Repaired counts, by kind (RepairJob, RepairClaim, RepairLease,
+	// RepairRunning, RepairLock, RepairQueue), the broken states the
+	// master's invariant sweep has repaired in the namespace since its
+	// counters were created: totals that only grow, every kind present (0
+	// when none was found). Anything but 0 points at a fault or a bug
+	// (see RELIABILITY.md).
+	Repaired map[string]int64
 }
 
-// Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs).
+// Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs,
+// and the sweep's counters).
 func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	if c.err != nil {
 		return Overview{}, c.err
@@ -696,7 +704,9 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	}
 	nowS := strconv.FormatInt(ms(now), 10)
 	alive := strconv.FormatInt(ms(now)-c.opts.processTTL.Milliseconds(), 10)
+	var repaired *redis.MapStringStringCmd
 	cmds, err := pipelined(ctx, c.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		repaired = pipe.HGetAll(ctx, c.keys.Sweep())
 		return []*redis.IntCmd{
 			pipe.SCard(ctx, c.keys.Tasks()),
 			pipe.ZCard(ctx, c.keys.Queue()),
@@ -714,5 +724,6 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	}
 	v := func(i int) int64 { return cmds[i].Val() }
 	return Overview{Now: now, Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
-		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8)}, nil
+		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8),
+		Repaired: rdb.ParseRepairCounts(repaired.Val())}, nil
 }
