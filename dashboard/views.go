@@ -133,11 +133,13 @@ type Counts struct {
 	JobsRunning int64     `json:"jobs_running"`
 	JobsDead    int64     `json:"jobs_dead"`
 	Processes   int64     `json:"processes"`
+	// Repaired is Overview.Repaired: the invariant sweep's totals by kind.
+	Repaired map[string]int64 `json:"repaired"`
 }
 
 // CountsView converts an overview for the API.
 func CountsView(o crontab.Overview) Counts {
 	return Counts{Now: o.Now, Tasks: o.Tasks, Queued: o.Queued, Due: o.Due, Running: o.Running,
 		JobsPending: o.JobsPending, JobsDue: o.JobsDue, JobsRunning: o.JobsRunning, JobsDead: o.JobsDead,
-		Processes: o.Processes}
+		Processes: o.Processes, Repaired: o.Repaired}
 }

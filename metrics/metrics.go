@@ -6,7 +6,7 @@
 //
 //   - [Metrics] instruments the schedulers of this process: fires, runs by
 //     outcome, skipped fires, run duration, fire lag, runs in progress,
-//     abandoned runs and job redeliveries. Pass [Metrics.Options] to the
+//     abandoned runs, job redeliveries and the invariant sweep's repairs. Pass [Metrics.Options] to the
 //     scheduler.
 //   - [Collector] reads the namespace's state from Redis at each scrape:
 //     queue depth, due-but-unclaimed entries, jobs pending, running and
@@ -40,6 +40,7 @@
 //	crontab_runs_in_progress{task}              handlers running now
 //	crontab_abandoned_runs_total{task}          runs whose process died (counted by the master process)
 //	crontab_job_redeliveries_total              jobs whose lease expired and were delivered again (master)
+//	crontab_repairs_total{kind}                 broken states the invariant sweep repaired (master); kind job, claim, lease, running, lock or queue
 //
 // Lock and lease events are skipped_fires_total{reason="running"} (a fire
 // found the task's lock held), abandoned_runs_total (a run's lease expired
@@ -140,6 +141,7 @@ type Metrics struct {
 	inProgress  *prometheus.GaugeVec
 	abandoned   *prometheus.CounterVec
 	redelivered prometheus.Counter
+	repairs     *prometheus.CounterVec
 }
 
 // New returns the metrics of a process's schedulers; register them, and
@@ -164,11 +166,13 @@ func New(opts ...Option) *Metrics {
 			Help: "Runs whose process died before they finished (counted by the master process)."}, []string{"task"}),
 		redelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: name("job_redeliveries_total"), ConstLabels: c.constLabels,
 			Help: "Jobs whose lease expired and that were delivered again (counted by the master process)."}),
+		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: name("repairs_total"), ConstLabels: c.constLabels,
+			Help: "Broken states the invariant sweep repaired, by kind (counted by the master process)."}, []string{"kind"}),
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.fires, m.runs, m.skipped, m.duration, m.lag, m.inProgress, m.abandoned, m.redelivered}
+	return []prometheus.Collector{m.fires, m.runs, m.skipped, m.duration, m.lag, m.inProgress, m.abandoned, m.redelivered, m.repairs}
 }
 
 // Describe implements prometheus.Collector.
@@ -222,7 +226,7 @@ func (m *Metrics) Listener() crontab.Listener {
 	})
 }
 
-// Hooks returns next with the Skipped, Abandoned and Redelivered hooks
+// Hooks returns next with the Skipped, Abandoned, Redelivered and Repaired hooks
 // wrapped to count their events; next's own functions are still called.
 func (m *Metrics) Hooks(next crontab.Hooks) crontab.Hooks {
 	h := next
@@ -242,6 +246,12 @@ func (m *Metrics) Hooks(next crontab.Hooks) crontab.Hooks {
 		m.redelivered.Inc()
 		if next.Redelivered != nil {
 			next.Redelivered(ctx, id, process)
+		}
+	}
+	h.Repaired = func(ctx context.Context, kind string, n int) {
+		m.repairs.WithLabelValues(kind).Add(float64(n))
+		if next.Repaired != nil {
+			next.Repaired(ctx, kind, n)
 		}
 	}
 	return h

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -173,6 +174,29 @@ crontab_abandoned_runs_total{task="t"} 1
 crontab_job_redeliveries_total 1
 `
 	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "crontab_abandoned_runs_total", "crontab_job_redeliveries_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestHooksCountRepairs(t *testing.T) {
+	m := metrics.New()
+	var told []string
+	h := m.Hooks(crontab.Hooks{Repaired: func(_ context.Context, kind string, n int) {
+		told = append(told, fmt.Sprintf("%s:%d", kind, n))
+	}})
+	h.Repaired(context.Background(), crontab.RepairJob, 3)
+	h.Repaired(context.Background(), crontab.RepairJob, 2)
+	h.Repaired(context.Background(), crontab.RepairLock, 1)
+	if strings.Join(told, ",") != "job:3,job:2,lock:1" {
+		t.Errorf("wrapped Repaired hook told: %v", told)
+	}
+	want := `
+# HELP crontab_repairs_total Broken states the invariant sweep repaired, by kind (counted by the master process).
+# TYPE crontab_repairs_total counter
+crontab_repairs_total{kind="job"} 5
+crontab_repairs_total{kind="lock"} 1
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "crontab_repairs_total"); err != nil {
 		t.Error(err)
 	}
 }

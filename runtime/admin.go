@@ -721,9 +721,17 @@ type Overview struct {
 	// Processes counts processes with a recent heartbeat (see
 	// ProcessInfo.Alive).
 	Processes int64
+	// Repaired counts, by kind (RepairJob, RepairClaim, RepairLease,
+	// RepairRunning, RepairLock, RepairQueue), the broken states the
+	// master's invariant sweep has repaired in the namespace since its
+	// counters were created: totals that only grow, every kind present (0
+	// when none was found). Anything but 0 points at a fault or a bug
+	// (see RELIABILITY.md).
+	Repaired map[string]int64
 }
 
-// Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs).
+// Overview returns the namespace's counts (ZCARD and ZCOUNT of its ZSETs,
+// and the sweep's counters).
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	if in.err != nil {
 		return Overview{}, in.err
@@ -735,7 +743,9 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	}
 	nowS := strconv.FormatInt(ms(now), 10)
 	alive := strconv.FormatInt(ms(now)-in.opts.processTTL.Milliseconds(), 10)
+	var repaired *redis.MapStringStringCmd
 	cmds, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		repaired = pipe.HGetAll(ctx, in.keys.Sweep())
 		return []*redis.IntCmd{
 			pipe.SCard(ctx, in.keys.Tasks()),
 			pipe.ZCard(ctx, in.keys.Queue()),
@@ -753,5 +763,6 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	}
 	v := func(i int) int64 { return cmds[i].Val() }
 	return Overview{Now: now, Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
-		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8)}, nil
+		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8),
+		Repaired: rdb.ParseRepairCounts(repaired.Val())}, nil
 }

@@ -33,7 +33,10 @@
 // released by compare-and-delete) does the once-per-namespace housekeeping:
 // it records runs whose process died as abandoned and frees their locks,
 // delivers again jobs whose lease expired, puts enabled tasks back in the
-// queue, and prunes tasks that no live build declares. If it dies, another
+// queue, prunes tasks that no live build declares, and sweeps the
+// namespace a page at a time for broken invariants (a job record in no
+// state, a lease or lock of a gone process with no running entry, a queue
+// member with no task), repairing and counting them. If it dies, another
 // process takes the lock within the process TTL; firing never waits for it.
 //
 // Time is Redis server time: each process measures the offset of its clock
@@ -63,7 +66,7 @@
 //	{ns}:jobs:data      HASH job id -> envelope JSON
 //	{ns}:jobs:owner     HASH job id -> id of the claim ("<process>#<n>") running it
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
-//	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats
+//	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
 //	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside

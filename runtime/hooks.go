@@ -79,6 +79,12 @@ type Hooks struct {
 	// (its process died or stalled) and that was put back in the queue to
 	// be delivered again; process is the one that had claimed it.
 	Redelivered func(ctx context.Context, jobID, process string)
+	// Repaired is called, in the master, after its invariant sweep (or,
+	// for RepairRunning, its reap of abandoned runs) repaired n > 0 broken
+	// states of one kind (RepairJob, RepairClaim, RepairLease,
+	// RepairRunning, RepairLock, RepairQueue), each already counted in
+	// Overview.Repaired.
+	Repaired func(ctx context.Context, kind string, n int)
 }
 
 // SkipReason says why a scheduled fire did not run.

@@ -17,7 +17,8 @@ import (
 // heartbeat, renews the leases of the runs and claims in flight, syncs the
 // clock, notices lost data, reads the live peers for the instant split, and
 // in the master does the namespace's duties (abandoned runs, redelivery,
-// requeue, prune). It also registers the tasks at start (register.go).
+// requeue, prune, the invariant sweep of sweep.go). It also registers the
+// tasks at start (register.go).
 type maintainer struct {
 	*engine
 	mu          sync.Mutex
@@ -25,6 +26,7 @@ type maintainer struct {
 	dataEpoch   string            // created_at of meta when last checked (maintain goroutine only)
 	digest      string            // registryDigest of reg, taken at Run
 	peerDigests map[string]string // live process id -> its registry digest (maintain goroutine only)
+	sweeper     sweeper           // the invariant sweep's progress (sweep.go; maintain goroutine only)
 }
 
 func newMaintainer(e *engine) *maintainer {
@@ -34,7 +36,8 @@ func newMaintainer(e *engine) *maintainer {
 // maintain runs the periodic duties of every process (heartbeat, lease
 // renewal, clock sync, detecting that Redis lost its data) and, in the
 // process holding lock:master, the duties done once per namespace
-// (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks).
+// (abandoned runs, re-queueing enabled tasks, pruning undeclared tasks,
+// redelivering jobs, the invariant sweep of sweep.go).
 func (mt *maintainer) maintain(ctx context.Context) {
 	tick := time.NewTicker(mt.opts.heartbeat)
 	defer tick.Stop()
@@ -203,6 +206,7 @@ func (mt *maintainer) masterDuties(ctx context.Context) {
 		"requeue tasks":       mt.requeue,
 		"prune tasks":         mt.prune,
 		"redeliver jobs":      mt.jobs.redeliver,
+		"invariant sweep":     mt.sweep,
 	} {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
 			mt.log.Warn(name+" failed", "err", err)
@@ -260,6 +264,14 @@ func (mt *maintainer) reap(ctx context.Context) error {
 				continue
 			}
 			l = rdb.Lease{Task: task, Fire: fire}
+			// The run's lock names its process: when that process is gone,
+			// the lock is released with the run (else the sweep would find
+			// it held for no run and record the run a second time).
+			if v, err := mt.rdb.Get(ctx, mt.keys.Lock(task)).Result(); err == nil {
+				if p, lockFire, ok := rdb.ParseLockValue(v); ok && lockFire == fire && !alive[p] {
+					l.Process = p
+				}
+			}
 		}
 		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: mt.clock.Now(),
 			Outcome: OutcomeAbandoned, Error: "process " + l.Process + " died during the run", Process: l.Process, Attempt: 1}
@@ -271,6 +283,9 @@ func (mt *maintainer) reap(ctx context.Context) error {
 		}
 		if done {
 			mt.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
+			if lease == "" {
+				mt.countRepaired(ctx, RepairRunning, id) // a running entry without its lease (sweep.go)
+			}
 			if h := mt.opts.hooks.Abandoned; h != nil {
 				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
 			}

@@ -23,7 +23,7 @@
 //	cancel ID...         cancel pending jobs
 //	retry ID...          move dead jobs back to the queue, due now
 //	processes            the scheduler processes, from their heartbeats
-//	overview             the namespace's counts: queued, due, running, jobs, processes
+//	overview             the namespace's counts: queued, due, running, jobs, processes, repairs
 //	serve                run the web dashboard (and /metrics)
 //	help [COMMAND]       print this help, or a command's
 //

@@ -105,7 +105,7 @@ func init() {
 		{name: "cancel", args: "ID...", summary: "cancel pending jobs", nargs: -1, run: jobCmd("cancel")},
 		{name: "retry", args: "ID...", summary: "move dead jobs back to the queue, due now", nargs: -1, run: jobCmd("retry")},
 		{name: "processes", summary: "the scheduler processes, from their heartbeats", nargs: 0, run: cmdProcesses},
-		{name: "overview", summary: "the namespace's counts: queued, due, running, jobs, processes", nargs: 0, run: cmdOverview},
+		{name: "overview", summary: "the namespace's counts: queued, due, running, jobs, processes, repairs", nargs: 0, run: cmdOverview},
 		{name: "serve", summary: "run the web dashboard (and /metrics)", nargs: 0, run: cmdServe,
 			flags: func(fs *flag.FlagSet, o *cmdOpts) {
 				fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on; any non-loopback address requires -token or -basic-auth")
@@ -709,6 +709,12 @@ func cmdProcesses(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 	})
 }
 
+// repairLabels names the invariant sweep's repair kinds in the overview.
+var repairLabels = map[string]string{
+	crontab.RepairJob: "job records", crontab.RepairClaim: "claim leases", crontab.RepairLease: "run leases",
+	crontab.RepairRunning: "running entries", crontab.RepairLock: "locks", crontab.RepairQueue: "queue entries",
+}
+
 func cmdOverview(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 	ov, err := c.inspector.Overview(ctx)
 	if err != nil {
@@ -724,6 +730,9 @@ func cmdOverview(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 			{"jobs dead", ov.JobsDead}, {"processes alive", ov.Processes},
 		} {
 			fmt.Fprintf(w, "%s:\t%d\n", kv.k, kv.v)
+		}
+		for _, k := range crontab.RepairKinds() {
+			fmt.Fprintf(w, "repaired %s:\t%d\n", repairLabels[k], ov.Repaired[k])
 		}
 	})
 }

@@ -22,6 +22,21 @@ type scriptCase struct {
 
 var testHistory = HistoryBound{Records: 10, Age: time.Hour}
 
+// testLost judges processes by a 1s TTL and never finds a sweep run late.
+var testLost = LostRuns{ProcessTTL: time.Second, History: testHistory, EndMS: 2000, NotAfterMS: 1 << 50}
+
+// allPages runs a sweep page method from cursor 0 until its scan ends.
+func allPages(page func(ctx context.Context, cursor uint64, count int64) (uint64, []string, error)) error {
+	var cursor uint64
+	for {
+		next, _, err := page(context.Background(), cursor, 100)
+		if err != nil || next == 0 {
+			return err
+		}
+		cursor = next
+	}
+}
+
 // enqueued enqueues n jobs due now, of type "t", ids j0, j1, ...
 func enqueued(t *testing.T, r *RDB, n int) {
 	t.Helper()
@@ -160,6 +175,74 @@ func scriptCases() []scriptCase {
 			return err
 		}},
 		{"TakeMaster", func(*testing.T, *RDB) {}, func(r *RDB) error { _, err := r.TakeMaster(ctx, "p", time.Second); return err }},
+		{"CountRepairs", func(t *testing.T, r *RDB) { r.c.HSet(ctx, r.k.Sweep(), RepairJob, 1) }, func(r *RDB) error {
+			return r.CountRepairs(ctx, RepairRunning, 2)
+		}},
+		{"SweepQueue", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: 1000, Member: "ghost"}) // no task hash
+		}, func(r *RDB) error { return allPages(r.SweepQueue) }},
+		{"SweepJobs", func(t *testing.T, r *RDB) {
+			claimed(t, r, 2)
+			r.c.HSet(ctx, r.k.JobData(), "lost", `{"task":"t"}`, "stale", `{"task":"t"}`)
+			r.c.HSet(ctx, r.k.Owners(), "stale", "gone#9") // a claim without a lease
+			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
+		}, func(r *RDB) error { return allPages(r.SweepJobs) }},
+		{"SweepClaims", func(t *testing.T, r *RDB) {
+			claimed(t, r, 1)
+			r.c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1 << 50, Member: "gone#2"}) // owns no job
+		}, func(r *RDB) error {
+			leased := map[string]bool{}
+			if err := allPages(func(ctx context.Context, c uint64, n int64) (uint64, []string, error) {
+				next, claims, err := r.ScanLeasedClaims(ctx, c, n)
+				for _, cl := range claims {
+					leased[cl] = true
+				}
+				return next, nil, err
+			}); err != nil {
+				return err
+			}
+			if err := allPages(func(ctx context.Context, c uint64, n int64) (uint64, []string, error) {
+				next, claims, err := r.ScanOwnerClaims(ctx, c, n)
+				for _, cl := range claims {
+					delete(leased, cl)
+				}
+				return next, nil, err
+			}); err != nil {
+				return err
+			}
+			_, err := r.SweepClaims(ctx, slices.Collect(maps.Keys(leased)))
+			return err
+		}},
+		{"SweepRunning", func(t *testing.T, r *RDB) {
+			running(t, r)
+			r.c.SAdd(ctx, r.k.Running(), "junk") // no run id
+		}, func(r *RDB) error { return allPages(r.SweepRunning) }},
+		{"SweepLeases", func(t *testing.T, r *RDB) {
+			running(t, r) // a@1000: its lease has its running entry
+			r.c.HSet(ctx, r.k.Task("c"), "name", "c", "runs", 0, "failures", 0)
+			r.c.Set(ctx, r.k.Run(RunID("c", 1000)), Lease{Process: "gone", Task: "c", Fire: 1000, Start: 1000}.Encode(), time.Hour)
+			r.c.Set(ctx, r.k.Lock("c"), LockValue("gone", 1000), time.Hour)
+			r.c.ZAdd(ctx, r.k.Processes(), redis.Z{Score: 1, Member: "p"})
+		}, func(r *RDB) error {
+			return allPages(func(ctx context.Context, c uint64, n int64) (uint64, []string, error) {
+				return r.SweepLeases(ctx, c, n, testLost)
+			})
+		}},
+		{"SweepLocks", func(t *testing.T, r *RDB) {
+			running(t, r) // a@1000 holds a's lock
+			for _, task := range []string{"b", "c"} {
+				r.c.HSet(ctx, r.k.Task(task), "name", task, "runs", 0, "failures", 0)
+				r.c.SAdd(ctx, r.k.Tasks(), task)
+			}
+			r.c.Set(ctx, r.k.Lock("b"), LockValue("gone", 2000), time.Hour) // no run
+			r.c.Set(ctx, r.k.Lock("c"), "not a scheduler's", time.Hour)
+			r.c.ZAdd(ctx, r.k.Processes(), redis.Z{Score: 1, Member: "p"})
+		}, func(r *RDB) error {
+			return allPages(func(ctx context.Context, c uint64, n int64) (uint64, []string, error) {
+				return r.SweepLocks(ctx, c, n, testLost)
+			})
+		}},
 	}
 }
 

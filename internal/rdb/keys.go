@@ -30,6 +30,7 @@ import (
 //	P dead             ZSET job id -> when it failed for the last time (unix ms)
 //	P dead:data        HASH job id -> envelope JSON with the last error
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
+//	P sweep            HASH repair kind -> how many the master's invariant sweep repaired (sweep.go)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
 //	P wake             channel published when the queue head moves earlier
 //	P quarantine:<name>:<ms>  a foreign value found where key <name> of this
@@ -102,6 +103,9 @@ func (k Keys) DeadData() string { return k.prefix + "dead:data" }
 
 // Stats is the key P "stats".
 func (k Keys) Stats() string { return k.prefix + "stats" }
+
+// Sweep is the key P "sweep".
+func (k Keys) Sweep() string { return k.prefix + "sweep" }
 
 // Meta is the key P "meta".
 func (k Keys) Meta() string { return k.prefix + "meta" }

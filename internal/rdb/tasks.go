@@ -374,6 +374,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Dead():      "zset",
 		k.DeadData():  "hash",
 		k.Stats():     "hash",
+		k.Sweep():     "hash",
 		k.Meta():      "hash",
 	}
 }
