@@ -67,7 +67,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 type demo struct {
-	rdb    *redis.Client
+	rdb       *redis.Client
 	inspector *crontab.Inspector
 }
 
