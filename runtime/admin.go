@@ -23,10 +23,8 @@ import (
 // processes and the namespace's counts. It needs no task code. Producers use
 // a Client; an Inspector enqueues nothing. It is safe for concurrent use.
 type Inspector struct {
-	rdb  redis.UniversalClient
-	db   *rdb.RDB
+	db   *rdb.RDB // every read goes through the data model
 	opts options
-	keys keys
 	err  error // a bad option or a nil client: every method returns it
 }
 
@@ -39,7 +37,7 @@ func NewInspector(client redis.UniversalClient, opts ...Option) *Inspector {
 	if client == nil {
 		err = errors.Join(errors.New("crontab: nil redis client"), err)
 	}
-	return &Inspector{rdb: client, db: rdb.New(client, o.namespace), opts: o, keys: newKeys(o.namespace), err: err}
+	return &Inspector{db: rdb.New(client, o.namespace), opts: o, err: err}
 }
 
 // Cancel removes a pending job, as Client.Cancel does: an operator's
@@ -125,7 +123,7 @@ func (in *Inspector) ListTasks(ctx context.Context) ([]TaskInfo, error) {
 		return nil, in.err
 	}
 
-	names, err := in.rdb.SMembers(ctx, in.keys.Tasks()).Result()
+	names, err := in.db.TaskNames(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: list tasks: %w", err)
 	}
@@ -155,44 +153,25 @@ func (in *Inspector) Task(ctx context.Context, name string) (TaskInfo, error) {
 
 // readTasks reads the tasks named, in order, skipping those without a hash.
 func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo, error) {
-	type probe struct {
-		hash  *redis.MapStringStringCmd
-		score *redis.FloatCmd
-		lock  *redis.StringCmd
-	}
-	var running *redis.StringSliceCmd
-	probes, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []probe {
-		ps := make([]probe, len(names))
-		for i, n := range names {
-			ps[i] = probe{pipe.HGetAll(ctx, in.keys.Task(n)), pipe.ZScore(ctx, in.keys.Queue(), n), pipe.Get(ctx, in.keys.Lock(n))}
-		}
-		running = pipe.SMembers(ctx, in.keys.Running())
-		return ps
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	reads, runs, err := in.db.ReadTasks(ctx, names)
+	if err != nil {
 		return nil, err
-	}
-	runs := map[string]int{}
-	for _, id := range running.Val() {
-		if task, _, ok := rdb.ParseRunID(id); ok {
-			runs[task]++
-		}
 	}
 	out := make([]TaskInfo, 0, len(names))
 	for i, n := range names {
-		h := probes[i].hash.Val()
-		if len(h) == 0 {
+		read := reads[i]
+		if len(read.Hash) == 0 {
 			continue
 		}
-		t := taskInfo(n, h)
-		if score, err := probes[i].score.Result(); err == nil {
-			t.Next = fromMS(int64(score))
+		t := taskInfo(n, read.Hash)
+		if read.Queued {
+			t.Next = fromMS(read.Next)
 		}
-		if lock, err := probes[i].lock.Result(); err == nil {
-			if process, _, ok := rdb.ParseLockValue(lock); ok {
+		if read.Lock != "" {
+			if process, _, ok := rdb.ParseLockValue(read.Lock); ok {
 				t.LockedBy = process
 			} else {
-				t.LockedBy = lock // not a lock this engine wrote: shown as it is
+				t.LockedBy = read.Lock // not a lock this engine wrote: shown as it is
 			}
 		}
 		t.Running = runs[n]
@@ -308,12 +287,10 @@ func (in *Inspector) SetStatus(ctx context.Context, name string, st Status) erro
 // at its next future instant, with the requeue script the master's
 // maintenance uses, and wakes the schedulers.
 func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
-	vals, err := in.rdb.HMGet(ctx, in.keys.Task(name), fieldExpression, fieldTZ).Result()
+	expr, tz, err := in.db.TaskSchedule(ctx, name)
 	if err != nil {
 		return err
 	}
-	expr, _ := vals[0].(string)
-	tz, _ := vals[1].(string)
 	if expr == "" {
 		return nil // a bad hash: nothing to schedule
 	}
@@ -325,7 +302,7 @@ func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("expression %q: %w", expr, err)
 	}
-	now, err := in.rdb.Time(ctx).Result()
+	now, err := in.db.Time(ctx)
 	if err != nil {
 		return err
 	}
@@ -335,7 +312,7 @@ func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
 		return err
 	}
 	if queued && next != 0 {
-		return in.rdb.Publish(ctx, in.keys.Wake(), "requeue").Err()
+		return in.db.Wake(ctx, "requeue")
 	}
 	return nil
 }
@@ -466,15 +443,15 @@ func (in *Inspector) scanJobs(ctx context.Context, st JobState, task string, lim
 	var out []JobInfo
 	cursor := uint64(0)
 	for start := int64(0); ; start += jobPage {
-		var zs []redis.Z
+		var zs []rdb.JobRef
 		var err error
 		switch st {
 		case JobPending:
-			zs, err = in.rdb.ZRangeWithScores(ctx, in.keys.Jobs(), start, start+jobPage-1).Result()
+			zs, err = in.db.PendingJobs(ctx, start, jobPage)
 		case JobRunning:
-			zs, cursor, err = in.runningPage(ctx, cursor)
+			zs, cursor, err = in.db.RunningJobs(ctx, cursor, jobPage)
 		case JobDead:
-			zs, err = in.rdb.ZRevRangeWithScores(ctx, in.keys.Dead(), start, start+jobPage-1).Result()
+			zs, err = in.db.DeadJobRefs(ctx, start, jobPage)
 		}
 		if err != nil {
 			return nil, err
@@ -498,72 +475,32 @@ func (in *Inspector) scanJobs(ctx context.Context, st JobState, task string, lim
 	}
 }
 
-// runningPage reads one HSCAN page of the running jobs: their ids, scored
-// by the lease deadline of the claim that delivered them, and the cursor
-// of the next page (0 after the last).
-func (in *Inspector) runningPage(ctx context.Context, cursor uint64) ([]redis.Z, uint64, error) {
-	kv, next, err := in.rdb.HScan(ctx, in.keys.Owners(), cursor, "", jobPage).Result()
-	if err != nil || len(kv) == 0 {
-		return nil, next, err
-	}
-	claims := make([]string, 0, len(kv)/2)
-	for i := 1; i < len(kv); i += 2 {
-		claims = append(claims, kv[i])
-	}
-	leases, err := in.rdb.ZMScore(ctx, in.keys.Leases(), claims...).Result()
-	if err != nil {
-		return nil, next, err
-	}
-	zs := make([]redis.Z, 0, len(claims))
-	for i := range claims {
-		zs = append(zs, redis.Z{Member: kv[2*i], Score: leases[i]})
-	}
-	return zs, next, nil
-}
-
 // readJobs reads the data of jobs in one state, in order; ids whose data
 // is gone (the job just finished) are left out.
-func (in *Inspector) readJobs(ctx context.Context, st JobState, zs []redis.Z) ([]JobInfo, error) {
-	if len(zs) == 0 {
-		return nil, nil
-	}
+func (in *Inspector) readJobs(ctx context.Context, st JobState, zs []rdb.JobRef) ([]JobInfo, error) {
 	ids := make([]string, len(zs))
 	for i, z := range zs {
-		ids[i], _ = z.Member.(string)
+		ids[i] = z.ID
 	}
-	var data, attempts, owners *redis.SliceCmd
-	_, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
-		if st == JobDead {
-			data = pipe.HMGet(ctx, in.keys.DeadData(), ids...)
-		} else {
-			data = pipe.HMGet(ctx, in.keys.JobData(), ids...)
-			attempts = pipe.HMGet(ctx, in.keys.Attempts(), ids...)
-		}
-		if st == JobRunning {
-			owners = pipe.HMGet(ctx, in.keys.Owners(), ids...)
-		}
-		return struct{}{}
-	})
+	data, err := in.db.ReadJobData(ctx, ids, st == JobDead, st == JobRunning)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]JobInfo, 0, len(ids))
 	for i, id := range ids {
-		raw, ok := data.Val()[i].(string)
-		if !ok {
+		if !data[i].OK {
 			continue
 		}
-		j := jobInfo(id, st, raw)
+		j := jobInfo(id, st, data[i].Envelope)
 		switch st {
 		case JobPending:
-			j.Due = fromMS(int64(zs[i].Score))
+			j.Due = fromMS(zs[i].Score)
 		case JobRunning:
-			j.LeaseUntil = fromMS(int64(zs[i].Score))
-			claim, _ := owners.Val()[i].(string)
-			j.Owner = rdb.ClaimProcess(claim)
+			j.LeaseUntil = fromMS(zs[i].Score)
+			j.Owner = rdb.ClaimProcess(data[i].Claim)
 		}
-		if attempts != nil {
-			j.Attempts = int(atoi(attempts.Val()[i]))
+		if st != JobDead {
+			j.Attempts = int(data[i].Attempts)
 			if st == JobRunning {
 				j.Attempts++ // the one under way
 			}
@@ -601,39 +538,23 @@ func (in *Inspector) Job(ctx context.Context, id string) (JobInfo, error) {
 		return JobInfo{}, in.err
 	}
 
-	var pending, dead *redis.FloatCmd
-	var data, deadData, attempt, owner *redis.StringCmd
-	_, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) struct{} {
-		pending = pipe.ZScore(ctx, in.keys.Jobs(), id)
-		dead = pipe.ZScore(ctx, in.keys.Dead(), id)
-		data = pipe.HGet(ctx, in.keys.JobData(), id)
-		deadData = pipe.HGet(ctx, in.keys.DeadData(), id)
-		attempt = pipe.HGet(ctx, in.keys.Attempts(), id)
-		owner = pipe.HGet(ctx, in.keys.Owners(), id)
-		return struct{}{}
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
-	}
-	attempts, _ := strconv.Atoi(attempt.Val())
+	read, found, err := in.db.ReadJob(ctx, id)
 	switch {
-	case pending.Err() == nil && data.Err() == nil:
-		j := jobInfo(id, JobPending, data.Val())
-		j.Due, j.Attempts = fromMS(int64(pending.Val())), attempts
+	case err != nil:
+		return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
+	case !found:
+		return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, ErrNotFound)
+	case read.Pending:
+		j := jobInfo(id, JobPending, read.Envelope)
+		j.Due, j.Attempts = fromMS(read.DueMS), int(read.Attempts)
 		return j, nil
-	case owner.Err() == nil && data.Err() == nil:
-		j := jobInfo(id, JobRunning, data.Val())
-		j.Owner, j.Attempts = rdb.ClaimProcess(owner.Val()), attempts+1
-		lease, err := in.rdb.ZScore(ctx, in.keys.Leases(), owner.Val()).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, err)
-		}
-		j.LeaseUntil = fromMS(int64(lease))
+	case read.Running:
+		j := jobInfo(id, JobRunning, read.Envelope)
+		j.Owner, j.Attempts = rdb.ClaimProcess(read.Claim), int(read.Attempts)+1
+		j.LeaseUntil = fromMS(read.LeaseMS)
 		return j, nil
-	case dead.Err() == nil && deadData.Err() == nil:
-		return jobInfo(id, JobDead, deadData.Val()), nil
 	}
-	return JobInfo{}, fmt.Errorf("crontab: job %q: %w", id, ErrNotFound)
+	return jobInfo(id, JobDead, read.Envelope), nil
 }
 
 // ProcessInfo is one scheduler process, from its heartbeat.
@@ -666,41 +587,27 @@ func (in *Inspector) Processes(ctx context.Context) ([]ProcessInfo, error) {
 		return nil, in.err
 	}
 
-	now, err := in.rdb.Time(ctx).Result()
+	now, err := in.db.Time(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
-	beats, err := in.rdb.ZRevRangeWithScores(ctx, in.keys.Processes(), 0, -1).Result()
+	beats, master, err := in.db.ReadProcesses(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("crontab: processes: %w", err)
-	}
-	var master *redis.StringCmd
-	hashes, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
-		cmds := make([]*redis.MapStringStringCmd, len(beats))
-		for i, b := range beats {
-			id, _ := b.Member.(string)
-			cmds[i] = pipe.HGetAll(ctx, in.keys.Process(id))
-		}
-		master = pipe.Get(ctx, in.keys.Master())
-		return cmds
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("crontab: processes: %w", err)
 	}
 	deadline := ms(now) - in.opts.processTTL.Milliseconds()
 	out := make([]ProcessInfo, 0, len(beats))
-	for i, b := range beats {
-		id, _ := b.Member.(string)
-		h := hashes[i].Val()
+	for _, b := range beats {
+		id, h := b.ID, b.Hash
 		num := func(f string) int64 {
 			n, _ := strconv.ParseInt(h[f], 10, 64)
 			return n
 		}
 		out = append(out, ProcessInfo{
 			ID: id, Host: h["host"], PID: int(num("pid")), Version: h["version"],
-			Started: fromMS(num("started")), LastBeat: fromMS(int64(b.Score)),
+			Started: fromMS(num("started")), LastBeat: fromMS(b.BeatMS),
 			Running: int(num("running")), Tasks: int(num("tasks")),
-			Alive: int64(b.Score) >= deadline, Master: master.Val() == id,
+			Alive: b.BeatMS >= deadline, Master: master == id,
 		})
 	}
 	return out, nil
@@ -737,32 +644,15 @@ func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 		return Overview{}, in.err
 	}
 
-	now, err := in.rdb.Time(ctx).Result()
+	now, err := in.db.Time(ctx)
 	if err != nil {
 		return Overview{}, fmt.Errorf("crontab: overview: %w", err)
 	}
-	nowS := strconv.FormatInt(ms(now), 10)
-	alive := strconv.FormatInt(ms(now)-in.opts.processTTL.Milliseconds(), 10)
-	var repaired *redis.MapStringStringCmd
-	cmds, err := rdb.Pipelined(ctx, in.rdb, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
-		repaired = pipe.HGetAll(ctx, in.keys.Sweep())
-		return []*redis.IntCmd{
-			pipe.SCard(ctx, in.keys.Tasks()),
-			pipe.ZCard(ctx, in.keys.Queue()),
-			pipe.ZCount(ctx, in.keys.Queue(), "-inf", nowS),
-			pipe.SCard(ctx, in.keys.Running()),
-			pipe.ZCard(ctx, in.keys.Jobs()),
-			pipe.ZCount(ctx, in.keys.Jobs(), "-inf", nowS),
-			pipe.HLen(ctx, in.keys.Owners()),
-			pipe.ZCard(ctx, in.keys.Dead()),
-			pipe.ZCount(ctx, in.keys.Processes(), alive, "+inf"),
-		}
-	})
+	n, err := in.db.ReadCounts(ctx, ms(now), ms(now)-in.opts.processTTL.Milliseconds())
 	if err != nil {
 		return Overview{}, fmt.Errorf("crontab: overview: %w", err)
 	}
-	v := func(i int) int64 { return cmds[i].Val() }
-	return Overview{Now: now, Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
-		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8),
-		Repaired: rdb.ParseRepairCounts(repaired.Val())}, nil
+	return Overview{Now: now, Tasks: n.Tasks, Queued: n.Queued, Due: n.Due, Running: n.Running,
+		JobsPending: n.JobsPending, JobsDue: n.JobsDue, JobsRunning: n.JobsRunning, JobsDead: n.JobsDead,
+		Processes: n.Processes, Repaired: n.Repaired}, nil
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // DeadJob is a job that failed on its last allowed attempt.
@@ -32,23 +30,22 @@ func (in *Inspector) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error)
 		return nil, in.err
 	}
 
-	stop := int64(limit) - 1
-	if limit <= 0 {
-		stop = -1
-	}
-	ids, err := in.rdb.ZRevRange(ctx, in.keys.Dead(), 0, stop).Result()
-	if err != nil || len(ids) == 0 {
+	refs, err := in.db.DeadJobRefs(ctx, 0, int64(limit))
+	if err != nil || len(refs) == 0 {
 		return nil, err
 	}
-	vals, err := in.rdb.HMGet(ctx, in.keys.DeadData(), ids...).Result()
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	data, err := in.db.ReadJobData(ctx, ids, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: read dead jobs: %w", err)
 	}
 	out := make([]DeadJob, 0, len(ids))
 	for i, id := range ids {
-		raw, _ := vals[i].(string)
 		var env envelope
-		if json.Unmarshal([]byte(raw), &env) != nil {
+		if !data[i].OK || json.Unmarshal([]byte(data[i].Envelope), &env) != nil {
 			continue
 		}
 		out = append(out, DeadJob{ID: id, Task: env.Task, Payload: env.Payload, Attempts: env.Attempts,
@@ -64,11 +61,11 @@ func (in *Inspector) RetryDead(ctx context.Context, id string) error {
 		return in.err
 	}
 
-	raw, err := in.rdb.HGet(ctx, in.keys.DeadData(), id).Result()
-	if err == redis.Nil {
-		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
-	} else if err != nil {
+	raw, found, err := in.db.DeadLetter(ctx, id)
+	if err != nil {
 		return fmt.Errorf("crontab: retry %q: %w", id, err)
+	} else if !found {
+		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	}
 	var env envelope
 	if err := json.Unmarshal([]byte(raw), &env); err != nil {
@@ -76,14 +73,14 @@ func (in *Inspector) RetryDead(ctx context.Context, id string) error {
 	}
 	env.Error, env.Failed, env.Attempts = "", 0, 0
 	b, _ := json.Marshal(env)
-	found, err := in.db.RetryDead(ctx, id, string(b))
+	found, err = in.db.RetryDead(ctx, id, string(b))
 	if err != nil {
 		return fmt.Errorf("crontab: retry %q: %w", id, err)
 	}
 	if !found {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	}
-	in.rdb.Publish(ctx, in.keys.Wake(), "retry")
+	_ = in.db.Wake(ctx, "retry") // the job is queued; a scheduler looks at the queue within its max sleep anyway
 	return nil
 }
 
@@ -102,18 +99,11 @@ func (in *Inspector) Stats(ctx context.Context, name string) (Stats, error) {
 		return Stats{}, in.err
 	}
 
-	pipe := in.rdb.Pipeline()
-	task := pipe.HMGet(ctx, in.keys.Task(name), "runs", "failures")
-	job := pipe.HMGet(ctx, in.keys.Stats(), name+":runs", name+":failures")
-	if _, err := pipe.Exec(ctx); err != nil {
+	runs, failures, err := in.db.RunTotals(ctx, name)
+	if err != nil {
 		return Stats{}, fmt.Errorf("crontab: stats of %q: %w", name, err)
 	}
-	var st Stats
-	for _, vals := range [][]any{task.Val(), job.Val()} {
-		st.Runs += atoi(vals[0])
-		st.Failures += atoi(vals[1])
-	}
-	return st, nil
+	return Stats{Runs: runs, Failures: failures}, nil
 }
 
 // History returns up to limit of the most recent run records of a task or
@@ -123,12 +113,5 @@ func (in *Inspector) History(ctx context.Context, name string, limit int) ([]Rec
 		return nil, in.err
 	}
 
-	return readHistory(ctx, in.rdb, in.keys, name, limit)
-}
-
-func atoi(v any) int64 {
-	s, _ := v.(string)
-	var n int64
-	fmt.Sscan(s, &n)
-	return n
+	return readHistory(ctx, in.db, name, limit)
 }

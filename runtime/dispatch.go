@@ -133,7 +133,7 @@ func (dp *dispatcher) sleep(ctx context.Context, d time.Duration, warm bool) (wo
 // warmUp sends Redis a cheap command on the namespace's key, so that on
 // Redis Cluster it reaches the node the claim goes to.
 func (dp *dispatcher) warmUp(ctx context.Context) {
-	_ = dp.rdb.Exists(ctx, dp.keys.Queue()).Err()
+	dp.db.TouchQueue(ctx)
 }
 
 // queueHeads is what the dispatch loop knows, between claims, of when the
@@ -314,7 +314,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	// Read up to a batch, even with fewer free workers, so that the tasks
 	// due next are seen for preparing ahead.
 	read := max(limit, dp.opts.batch) + dp.ignoredCount()
-	head, err := dp.rdb.ZRangeWithScores(ctx, dp.keys.Queue(), 0, int64(read)-1).Result()
+	head, err := dp.db.QueueHead(ctx, read)
 	if err != nil {
 		return 0, 0, tiedTasks{}, err
 	}
@@ -322,8 +322,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	tied := tiedTasks{after: -1}
 	nextMS := int64(-1)
 	for _, z := range head {
-		member, _ := z.Member.(string)
-		score := int64(z.Score)
+		member, score := z.Member, z.Score
 		if dp.isIgnored(member, score) {
 			continue
 		}
@@ -531,8 +530,8 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 // score, so the loop does not spin on it; it is looked at again once its
 // score changes. The reason is logged once per score.
 func (dp *dispatcher) ignore(member, msg string, err error) {
-	score, zerr := dp.rdb.ZScore(context.Background(), dp.keys.Queue(), member).Result()
-	if zerr != nil {
+	score, queued, zerr := dp.db.QueueScore(context.Background(), member)
+	if zerr != nil || !queued {
 		return
 	}
 	dp.mu.Lock()

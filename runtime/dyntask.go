@@ -88,7 +88,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 			return fmt.Errorf("crontab: set task %q: params do not decode into %s: %w", spec.Key, reg.Config().Class, err)
 		}
 	}
-	now, err := c.rdb.Time(ctx).Result()
+	now, err := c.db.Time(ctx)
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}

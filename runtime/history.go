@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Record is one entry of a task's run history.
@@ -53,15 +51,11 @@ func decodeRecord(s string) (Record, error) {
 // newest first (limit <= 0 means all that are kept). Records that do not
 // decode are skipped.
 func (s *Scheduler) History(ctx context.Context, task string, limit int) ([]Record, error) {
-	return readHistory(ctx, s.rdb, s.keys, task, limit)
+	return readHistory(ctx, s.db, task, limit)
 }
 
-func readHistory(ctx context.Context, rdb redis.UniversalClient, k keys, task string, limit int) ([]Record, error) {
-	stop := int64(limit) - 1
-	if limit <= 0 {
-		stop = -1
-	}
-	raw, err := rdb.LRange(ctx, k.History(task), 0, stop).Result()
+func readHistory(ctx context.Context, db *rdb.RDB, task string, limit int) ([]Record, error) {
+	raw, err := db.History(ctx, task, limit)
 	if err != nil {
 		return nil, fmt.Errorf("crontab: read history of %q: %w", task, err)
 	}

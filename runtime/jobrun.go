@@ -480,7 +480,7 @@ func (jr *jobRunner) redeliver(ctx context.Context) error {
 		}
 	}
 	if len(back) > 0 {
-		jr.rdb.Publish(ctx, jr.keys.Wake(), "redeliver")
+		_ = jr.db.Wake(ctx, "redeliver")
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func TestMisfirePolicies(t *testing.T) {
 			t.Errorf("%s: next_run %s after catch-up, want the next future instant %d", name, got, nextHour)
 		}
 	}
-	hist, _ := readHistory(ctx, rdb, k, skip, 0)
+	hist, _ := readHistory(ctx, rdbOf(rdb), skip, 0)
 	if len(hist) != 1 || hist[0].Outcome != OutcomeSkipped {
 		t.Errorf("misfire=skip history %+v, want one skipped record", hist)
 	}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
-	"github.com/redis/go-redis/v9"
 )
 
 // maintainer is the maintenance component: its goroutine beats the
@@ -118,18 +115,13 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	now := ms(mt.clock.Now())
 	host, _ := os.Hostname()
 	running := mt.tasks.count()
-	pipe := mt.rdb.Pipeline()
-	pipe.ZAdd(ctx, mt.keys.Processes(), redis.Z{Score: float64(now), Member: mt.id})
-	pipe.HSet(ctx, mt.keys.Process(mt.id), "host", host, "pid", os.Getpid(), "version", mt.opts.version,
-		"started", ms(mt.start), "beat", now, "running", running, "tasks", len(mt.reg.Entries()), "types", mt.digest)
-	pipe.PExpire(ctx, mt.keys.Process(mt.id), 3*mt.opts.processTTL)
-	live := pipe.ZRangeByScore(ctx, mt.keys.Processes(), &redis.ZRangeBy{
-		Min: strconv.FormatInt(now-mt.opts.processTTL.Milliseconds(), 10), Max: "+inf"})
-	_, err := pipe.Exec(ctx)
+	live, err := mt.db.Beat(ctx, rdb.Heartbeat{ID: mt.id, Host: host, Version: mt.opts.version, PID: os.Getpid(),
+		StartedMS: ms(mt.start), NowMS: now, Running: running, Tasks: len(mt.reg.Entries()), Types: mt.digest},
+		mt.opts.processTTL)
 	if err != nil {
 		return err
 	}
-	if err := mt.refreshPeers(ctx, live.Val()); err != nil {
+	if err := mt.refreshPeers(ctx, live); err != nil {
 		return fmt.Errorf("reading the task types of live processes: %w", err)
 	}
 	return mt.refreshDeclared(ctx, now)
@@ -158,8 +150,8 @@ func (mt *maintainer) renew(ctx context.Context) {
 // from two heartbeats on, so every live process has its locks back before a
 // task can fire beside a run that is still going.
 func (mt *maintainer) checkData(ctx context.Context) error {
-	created, err := mt.rdb.HGet(ctx, mt.keys.Meta(), "created_at").Result()
-	if err != nil && err != redis.Nil {
+	created, err := mt.db.DataEpoch(ctx)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -216,32 +208,22 @@ func (mt *maintainer) masterDuties(ctx context.Context) {
 
 // reap records runs whose process died as abandoned and frees their locks.
 func (mt *maintainer) reap(ctx context.Context) error {
-	ids, err := mt.rdb.SMembers(ctx, mt.keys.Running()).Result()
-	if err != nil || len(ids) == 0 {
+	runs, err := mt.db.ReadRuns(ctx)
+	if err != nil || len(runs) == 0 {
 		return err
 	}
-	leases, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
-		cmds := make([]*redis.StringCmd, len(ids))
-		for i, id := range ids {
-			cmds[i] = pipe.Get(ctx, mt.keys.Run(id))
-		}
-		return cmds
-	})
-	if err != nil && err != redis.Nil && !rdb.IsReplyError(err) {
-		return err
-	}
-	beats, err := mt.rdb.ZRangeWithScores(ctx, mt.keys.Processes(), 0, -1).Result()
+	beats, err := mt.db.ProcessBeats(ctx)
 	if err != nil {
 		return err
 	}
 	alive := make(map[string]bool, len(beats))
-	deadline := float64(ms(mt.clock.Now()) - mt.opts.processTTL.Milliseconds())
-	for _, b := range beats {
-		alive[b.Member.(string)] = b.Score >= deadline
+	deadline := ms(mt.clock.Now()) - mt.opts.processTTL.Milliseconds()
+	for id, beat := range beats {
+		alive[id] = beat >= deadline
 	}
-	for i, id := range ids {
-		lease, err := leases[i].Result()
-		if rdb.IsReplyError(err) {
+	for _, run := range runs {
+		id, lease := run.ID, run.Lease
+		if run.Foreign {
 			continue // a foreign value where the lease should be
 		}
 		var l rdb.Lease
@@ -267,10 +249,8 @@ func (mt *maintainer) reap(ctx context.Context) error {
 			// The run's lock names its process: when that process is gone,
 			// the lock is released with the run (else the sweep would find
 			// it held for no run and record the run a second time).
-			if v, err := mt.rdb.Get(ctx, mt.keys.Lock(task)).Result(); err == nil {
-				if p, lockFire, ok := rdb.ParseLockValue(v); ok && lockFire == fire && !alive[p] {
-					l.Process = p
-				}
+			if p, lockFire, ok := rdb.ParseLockValue(mt.db.LockHolder(ctx, task)); ok && lockFire == fire && !alive[p] {
+				l.Process = p
 			}
 		}
 		rec := Record{Task: l.Task, Fire: fromMS(l.Fire), Start: fromMS(l.Fire), End: mt.clock.Now(),
@@ -297,13 +277,10 @@ func (mt *maintainer) reap(ctx context.Context) error {
 
 // retryAbandoned re-runs an abandoned fire when its task has retries.
 func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string) {
-	vals, err := mt.rdb.HMGet(ctx, mt.keys.Task(task), fieldType, fieldParams, fieldRetries).Result()
-	if err != nil || len(vals) != 3 {
+	typ, params, retries, err := mt.db.TaskRetry(ctx, task)
+	if err != nil {
 		return
 	}
-	typ, _ := vals[0].(string)
-	params, _ := vals[1].(string)
-	retries, _ := strconv.Atoi(fmt.Sprint(vals[2]))
 	if typ != "" && retries > 0 {
 		mt.tasks.retryFire(typ, params, retries, runID)
 	}
@@ -315,37 +292,21 @@ func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string) {
 // ZMSCORE, a command per thousand tasks, and the hashes only of the tasks
 // not queued, so a heartbeat costs little more than the task count.
 func (mt *maintainer) requeue(ctx context.Context) error {
-	members, err := mt.rdb.SMembers(ctx, mt.keys.Tasks()).Result()
+	members, err := mt.db.TaskNames(ctx)
 	if err != nil || len(members) == 0 {
 		return err
 	}
+	scores, queued, err := mt.db.QueueScores(ctx, members)
+	if err != nil {
+		return err
+	}
 	var unqueued []string
-	for chunk := range slices.Chunk(members, 1000) {
-		args := make([]any, 0, len(chunk)+2)
-		args = append(args, "ZMSCORE", mt.keys.Queue())
-		for _, m := range chunk {
-			args = append(args, m)
-		}
-		scores, err := mt.rdb.Do(ctx, args...).Slice()
-		if err != nil {
-			return err
-		}
-		for i, m := range chunk {
-			var score float64
-			switch v := scores[i].(type) {
-			case float64: // RESP3
-				score = v
-			case string: // RESP2
-				if score, err = strconv.ParseFloat(v, 64); err != nil {
-					continue
-				}
-			default: // nil: not queued
-				unqueued = append(unqueued, m)
-				continue
-			}
-			if absurdScore(score) {
-				mt.repairScore(ctx, m, score)
-			}
+	for i, m := range members {
+		switch {
+		case !queued[i]:
+			unqueued = append(unqueued, m)
+		case absurdScore(scores[i]):
+			mt.repairScore(ctx, m, scores[i])
 		}
 	}
 	if len(unqueued) == 0 {
@@ -360,7 +321,7 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 	for i, m := range members {
 		read := reads[i]
 		if read.Missing {
-			mt.rdb.SRem(ctx, mt.keys.Tasks(), m)
+			_ = mt.db.ForgetTask(ctx, m)
 			continue
 		}
 		st := read.State
@@ -381,7 +342,7 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 		}
 		if queued {
 			mt.log.Info("task back in the queue", "task", m, "status", st.Status, "next", fromMS(next))
-			mt.rdb.Publish(ctx, mt.keys.Wake(), "requeue")
+			_ = mt.db.Wake(ctx, "requeue")
 		}
 	}
 	return nil
@@ -392,8 +353,7 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 // that declared them is gone. Run-time tasks are never pruned.
 func (mt *maintainer) prune(ctx context.Context) error {
 	grace := 3 * mt.opts.processTTL
-	cutoff := strconv.FormatInt(ms(mt.clock.Now())-grace.Milliseconds(), 10)
-	stale, err := mt.rdb.ZRangeByScore(ctx, mt.keys.Declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+	stale, err := mt.db.UndeclaredSince(ctx, ms(mt.clock.Now())-grace.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -407,6 +367,5 @@ func (mt *maintainer) prune(ctx context.Context) error {
 		}
 	}
 	// Forget processes that have been silent for long.
-	old := strconv.FormatInt(ms(mt.clock.Now())-(10*mt.opts.processTTL).Milliseconds(), 10)
-	return mt.rdb.ZRemRangeByScore(ctx, mt.keys.Processes(), "-inf", "("+old).Err()
+	return mt.db.ForgetProcesses(ctx, ms(mt.clock.Now())-(10*mt.opts.processTTL).Milliseconds())
 }

@@ -2,9 +2,6 @@ package runtime
 
 import (
 	"context"
-	"github.com/gocrontab/crontab/internal/rdb"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // quarantine moves aside every key of the namespace's layout that holds a
@@ -20,13 +17,7 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 	for key := range types {
 		names = append(names, key)
 	}
-	cmds, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
-		cmds := make([]*redis.StatusCmd, len(names))
-		for i, key := range names {
-			cmds[i] = pipe.Type(ctx, key)
-		}
-		return cmds
-	})
+	found, err := mt.db.KeyTypes(ctx, names)
 	if err != nil {
 		if ctx.Err() == nil {
 			mt.log.Warn("checking the types of the namespace's keys failed", "err", err)
@@ -34,7 +25,7 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 		return
 	}
 	for i, key := range names {
-		if t := cmds[i].Val(); t == types[key] || t == "none" {
+		if t := found[i]; t == types[key] || t == "none" {
 			continue
 		}
 		at := ms(mt.clock.Now())

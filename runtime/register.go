@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -56,7 +55,7 @@ func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 	}
 	mt.log.Info("tasks registered", "declared", len(tasks), "changed", changed)
 	if changed > 0 {
-		mt.rdb.Publish(ctx, mt.keys.Wake(), "register")
+		_ = mt.db.Wake(ctx, "register")
 	}
 	return nil
 }
@@ -64,16 +63,13 @@ func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 // refreshDeclared tells maintenance that this process still declares its
 // tasks.
 func (mt *maintainer) refreshDeclared(ctx context.Context, nowMS int64) error {
-	args := []any{"ZADD", mt.keys.Declared()}
+	var tasks []string
 	for _, reg := range mt.reg.Entries() {
 		if reg.Schedule() != nil {
-			args = append(args, strconv.FormatInt(nowMS, 10), reg.Config().Name)
+			tasks = append(tasks, reg.Config().Name)
 		}
 	}
-	if len(args) == 2 {
-		return nil
-	}
-	return mt.rdb.Do(ctx, args...).Err()
+	return mt.db.Declare(ctx, nowMS, tasks)
 }
 
 func boolArg(b bool) string {

@@ -41,7 +41,7 @@ func TestFiresAndJobsShareTheRunPath(t *testing.T) {
 	var mu sync.Mutex
 	var failed []seen
 	hooks := Hooks{Failed: func(ctx context.Context, run RunInfo, err error) {
-		hist, _ := readHistory(ctx, rdb, newKeys("crontab"), run.Task, 0)
+		hist, _ := readHistory(ctx, rdbOf(rdb), run.Task, 0)
 		recorded := false
 		for _, r := range hist {
 			recorded = recorded || (r.Fire.Equal(run.Fire) && r.Outcome == OutcomeFailed)

@@ -123,7 +123,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.runCtx, s.stopRuns = runCtx, stopRuns
 	defer stopRuns()
 
-	sub := s.rdb.Subscribe(ctx, s.keys.Wake())
+	sub := s.db.SubscribeWake(ctx)
 	defer sub.Close()
 	var bg sync.WaitGroup
 	bg.Go(func() { s.listenWake(ctx, sub) })
@@ -165,10 +165,7 @@ func (s *Scheduler) shutdown() error {
 	<-kept
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pipe := s.rdb.Pipeline()
-	pipe.ZRem(ctx, s.keys.Processes(), s.id)
-	pipe.Del(ctx, s.keys.Process(s.id))
-	_, err := pipe.Exec(ctx)
+	err := s.db.Leave(ctx, s.id)
 	if rerr := s.db.ReleaseMaster(ctx, s.id); rerr != nil && err == nil {
 		err = rerr
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	rdbpkg "github.com/gocrontab/crontab/internal/rdb"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/internal/testio"
@@ -216,5 +217,8 @@ func (w *abandonWatch) expectNone(t testing.TB, why string) {
 // inspect returns an Inspector of c's namespace with c's settings, for
 // tests that enqueue and inspect with one value.
 func (c *Client) inspect() *Inspector {
-	return &Inspector{rdb: c.rdb, db: c.db, opts: c.opts, keys: c.keys, err: c.err}
+	return &Inspector{db: c.db, opts: c.opts, err: c.err}
 }
+
+// rdbOf is the data model of the default namespace on c.
+func rdbOf(c redis.UniversalClient) *rdbpkg.RDB { return rdbpkg.New(c, DefaultNamespace) }

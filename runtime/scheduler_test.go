@@ -151,7 +151,7 @@ func TestNonConcurrentTaskSkipsWhileRunning(t *testing.T) {
 		t.Errorf("%d runs of a non-concurrent task were in flight at once, want 1", n)
 	}
 
-	hist, err := readHistory(context.Background(), rdb, newKeys("crontab"), name, 0)
+	hist, err := readHistory(context.Background(), rdbOf(rdb), name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

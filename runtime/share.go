@@ -2,14 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"github.com/gocrontab/crontab/internal/rdb"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The tasks due at one instant are split among the live processes that run
@@ -90,18 +86,12 @@ func (mt *maintainer) refreshPeers(ctx context.Context, live []string) error {
 		}
 	}
 	if len(ask) > 0 {
-		cmds, err := rdb.Pipelined(ctx, mt.rdb, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
-			cmds := make([]*redis.StringCmd, len(ask))
-			for i, id := range ask {
-				cmds[i] = pipe.HGet(ctx, mt.keys.Process(id), "types")
-			}
-			return cmds
-		})
-		if err != nil && !errors.Is(err, redis.Nil) && !rdb.IsReplyError(err) {
+		digests, err := mt.db.TypeDigests(ctx, ask)
+		if err != nil {
 			return err
 		}
 		for i, id := range ask {
-			if d := cmds[i].Val(); d != "" {
+			if d := digests[i]; d != "" {
 				mt.peerDigests[id] = d
 			}
 		}

@@ -1,0 +1,270 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The plain commands of a scheduler process: its heartbeat, the peers and
+// tasks it declares, the queue's head, and the wake channel. Each writes a
+// whole value or adds a member, so none can half-apply.
+
+// Heartbeat is what a process says of itself each beat (the process:<id>
+// hash): who it is, since when, and what it runs.
+type Heartbeat struct {
+	ID, Host, Version string
+	PID               int
+	StartedMS, NowMS  int64
+	Running, Tasks    int
+	Types             string // the digest of its registered task names
+}
+
+// Beat writes the heartbeat (the processes ZSET and the process hash, which
+// expires after 3 ttl) and returns the processes that beat within ttl.
+func (r *RDB) Beat(ctx context.Context, h Heartbeat, ttl time.Duration) ([]string, error) {
+	pipe := r.c.Pipeline()
+	pipe.ZAdd(ctx, r.k.Processes(), redis.Z{Score: float64(h.NowMS), Member: h.ID})
+	pipe.HSet(ctx, r.k.Process(h.ID), "host", h.Host, "pid", h.PID, "version", h.Version,
+		"started", h.StartedMS, "beat", h.NowMS, "running", h.Running, "tasks", h.Tasks, "types", h.Types)
+	pipe.PExpire(ctx, r.k.Process(h.ID), 3*ttl)
+	live := pipe.ZRangeByScore(ctx, r.k.Processes(), &redis.ZRangeBy{
+		Min: strconv.FormatInt(h.NowMS-ttl.Milliseconds(), 10), Max: "+inf"})
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	return live.Val(), nil
+}
+
+// Leave removes a stopping process's heartbeat.
+func (r *RDB) Leave(ctx context.Context, id string) error {
+	pipe := r.c.Pipeline()
+	pipe.ZRem(ctx, r.k.Processes(), id)
+	pipe.Del(ctx, r.k.Process(id))
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// ForgetProcesses drops the processes silent since before beforeMS.
+func (r *RDB) ForgetProcesses(ctx context.Context, beforeMS int64) error {
+	return r.c.ZRemRangeByScore(ctx, r.k.Processes(), "-inf", "("+strconv.FormatInt(beforeMS, 10)).Err()
+}
+
+// ProcessBeats returns the last beat (unix ms) of every process not yet
+// forgotten.
+func (r *RDB) ProcessBeats(ctx context.Context) (map[string]int64, error) {
+	zs, err := r.c.ZRangeWithScores(ctx, r.k.Processes(), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(zs))
+	for _, z := range zs {
+		id, _ := z.Member.(string)
+		out[id] = int64(z.Score)
+	}
+	return out, nil
+}
+
+// TypeDigests returns the task-type digest each process declared in its
+// heartbeat, "" for one without (gone, or not beaten yet).
+func (r *RDB) TypeDigests(ctx context.Context, ids []string) ([]string, error) {
+	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+		cmds := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.HGet(ctx, r.k.Process(id), "types")
+		}
+		return cmds
+	})
+	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
+		return nil, err
+	}
+	out := make([]string, len(ids))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// Declare marks tasks as declared by a live process at nowMS (so
+// maintenance does not prune them).
+func (r *RDB) Declare(ctx context.Context, nowMS int64, tasks []string) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	zs := make([]redis.Z, len(tasks))
+	for i, t := range tasks {
+		zs[i] = redis.Z{Score: float64(nowMS), Member: t}
+	}
+	return r.c.ZAdd(ctx, r.k.Declared(), zs...).Err()
+}
+
+// UndeclaredSince returns the tasks no live process declared since
+// beforeMS.
+func (r *RDB) UndeclaredSince(ctx context.Context, beforeMS int64) ([]string, error) {
+	return r.c.ZRangeByScore(ctx, r.k.Declared(), &redis.ZRangeBy{Min: "-inf", Max: "(" + strconv.FormatInt(beforeMS, 10)}).Result()
+}
+
+// DataEpoch returns the created_at of the namespace's meta hash: "" when
+// Redis lost the namespace's data (or it was never registered).
+func (r *RDB) DataEpoch(ctx context.Context) (string, error) {
+	v, err := r.c.HGet(ctx, r.k.Meta(), "created_at").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return v, err
+}
+
+// Entry is a member of a sorted set with its score (unix ms).
+type Entry struct {
+	Member string
+	Score  int64
+}
+
+// QueueHead returns the first n entries of the task queue, soonest first.
+func (r *RDB) QueueHead(ctx context.Context, n int) ([]Entry, error) {
+	zs, err := r.c.ZRangeWithScores(ctx, r.k.Queue(), 0, int64(n)-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(zs))
+	for i, z := range zs {
+		out[i].Member, _ = z.Member.(string)
+		out[i].Score = int64(z.Score)
+	}
+	return out, nil
+}
+
+// QueueScore returns a task's queue score; ok is false when it is not
+// queued.
+func (r *RDB) QueueScore(ctx context.Context, task string) (score int64, ok bool, err error) {
+	s, err := r.c.ZScore(ctx, r.k.Queue(), task).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	return int64(s), err == nil, err
+}
+
+// QueueScores returns the queue score of each task (ZMSCORE, a command per
+// thousand tasks) and whether it is queued. A score may be absurd (see
+// MaxSaneScore); one that does not parse is NaN.
+func (r *RDB) QueueScores(ctx context.Context, tasks []string) (scores []float64, queued []bool, err error) {
+	out := make([]float64, 0, len(tasks))
+	in := make([]bool, 0, len(tasks))
+	for chunk := range slices.Chunk(tasks, 1000) {
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, "ZMSCORE", r.k.Queue())
+		for _, m := range chunk {
+			args = append(args, m)
+		}
+		reply, err := r.c.Do(ctx, args...).Slice()
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range chunk {
+			switch v := reply[i].(type) {
+			case float64: // RESP3
+				out, in = append(out, v), append(in, true)
+			case string: // RESP2
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					f = math.NaN()
+				}
+				out, in = append(out, f), append(in, true)
+			default: // nil: not queued
+				out, in = append(out, 0), append(in, false)
+			}
+		}
+	}
+	return out, in, nil
+}
+
+// ForgetTask drops a task key from the tasks set (its hash is gone).
+func (r *RDB) ForgetTask(ctx context.Context, task string) error {
+	return r.c.SRem(ctx, r.k.Tasks(), task).Err()
+}
+
+// TaskRetry returns what retrying a task's fire needs: its type, its
+// parameters and its retries.
+func (r *RDB) TaskRetry(ctx context.Context, task string) (typ, params string, retries int, err error) {
+	vals, err := r.c.HMGet(ctx, r.k.Task(task), FieldType, FieldParams, FieldRetries).Result()
+	if err != nil {
+		return "", "", 0, err
+	}
+	typ, _ = vals[0].(string)
+	params, _ = vals[1].(string)
+	s, _ := vals[2].(string)
+	retries, _ = strconv.Atoi(s)
+	return typ, params, retries, nil
+}
+
+// TouchQueue sends a cheap command on the queue's key (EXISTS), so the
+// connection and the node that holds the namespace are awake for the claim
+// that follows; its reply does not matter.
+func (r *RDB) TouchQueue(ctx context.Context) { _ = r.c.Exists(ctx, r.k.Queue()).Err() }
+
+// KeyTypes returns the Redis type of each key ("none" when absent).
+func (r *RDB) KeyTypes(ctx context.Context, keys []string) ([]string, error) {
+	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
+		cmds := make([]*redis.StatusCmd, len(keys))
+		for i, key := range keys {
+			cmds[i] = pipe.Type(ctx, key)
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// SubscribeWake subscribes to the wake channel.
+func (r *RDB) SubscribeWake(ctx context.Context) *redis.PubSub { return r.c.Subscribe(ctx, r.k.Wake()) }
+
+// RunRead is a member of the running set with its lease: Lease is "" when
+// the lease key is gone (expired), Foreign when it holds another type.
+type RunRead struct {
+	ID      string
+	Lease   string
+	Foreign bool
+}
+
+// ReadRuns returns the runs in progress (the running set) with their
+// leases, in one pipeline.
+func (r *RDB) ReadRuns(ctx context.Context) ([]RunRead, error) {
+	ids, err := r.c.SMembers(ctx, r.k.Running()).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+		cmds := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.Get(ctx, r.k.Run(id))
+		}
+		return cmds
+	})
+	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
+		return nil, err
+	}
+	out := make([]RunRead, len(ids))
+	for i, id := range ids {
+		v, err := cmds[i].Result()
+		out[i] = RunRead{ID: id, Lease: v, Foreign: IsReplyError(err)}
+	}
+	return out, nil
+}
+
+// LockHolder returns the value of a task's lock ("" when not held or not a
+// string).
+func (r *RDB) LockHolder(ctx context.Context, task string) string {
+	v, _ := r.c.Get(ctx, r.k.Lock(task)).Result()
+	return v
+}
