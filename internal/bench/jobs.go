@@ -149,8 +149,15 @@ type started struct {
 // it has registered (its heartbeat is in Redis).
 func (e *env) startScheduler(ctx context.Context, reg *crontab.Registry, opts ...crontab.Option) (*started, error) {
 	rdb, cnt := e.client()
-	opts = append([]crontab.Option{crontab.WithNamespace(namespace), crontab.WithLogger(nil),
-		crontab.WithWorkers(e.cfg.Workers), crontab.WithBatch(e.cfg.Batch), crontab.WithGracePeriod(10 * time.Second)}, opts...)
+	base := []crontab.Option{crontab.WithNamespace(namespace), crontab.WithLogger(nil), crontab.WithGracePeriod(10 * time.Second)}
+	// 0 means the runtime's default: the options refuse 0 itself.
+	if e.cfg.Workers > 0 {
+		base = append(base, crontab.WithWorkers(e.cfg.Workers))
+	}
+	if e.cfg.Batch > 0 {
+		base = append(base, crontab.WithBatch(e.cfg.Batch))
+	}
+	opts = append(base, opts...)
 	s, err := crontab.NewScheduler(rdb, reg, opts...)
 	if err != nil {
 		rdb.Close()

@@ -59,12 +59,18 @@ func WorkerMain(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []crontab.Option{crontab.WithNamespace(namespace), crontab.WithLogger(logger),
 		crontab.WithProcessID(*id), crontab.WithGracePeriod(5 * time.Second),
-		crontab.WithWorkers(*workers), crontab.WithBatch(*batch),
 		crontab.WithHooks(crontab.Hooks{Skipped: func(_ context.Context, run crontab.RunInfo, reason crontab.SkipReason) {
 			emit("S %s %d %s\n", run.Task, run.Fire.UnixMilli(), reason)
 		}})}
 	if *ttl > 0 {
 		opts = append(opts, crontab.WithProcessTTL(*ttl))
+	}
+	// 0 means the runtime's default: the options refuse 0 itself.
+	if *workers > 0 {
+		opts = append(opts, crontab.WithWorkers(*workers))
+	}
+	if *batch > 0 {
+		opts = append(opts, crontab.WithBatch(*batch))
 	}
 	s, err := crontab.NewScheduler(rdb, reg, opts...)
 	if err != nil {
