@@ -472,7 +472,7 @@ func (s *Scheduler) newClaimCall(fires []*fire, startMS int64) *claimCall {
 		f.lease = leaseValue(s.id, m, f.state.nextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 	}
-	return &claimCall{fires: fires, claim: s.db.NewFireClaim(s.id, s.history(), cands)}
+	return &claimCall{fires: fires, claim: s.db.NewFireClaim(s.id, s.history(), s.runLeases(), cands)}
 }
 
 // advance runs the claim script over the prepared fires and starts a
@@ -493,12 +493,15 @@ func (s *Scheduler) sendClaim(ctx context.Context, c *claimCall, maxFires int) (
 	}
 	for i, r := range res {
 		f := fires[i]
-		switch r {
+		switch r.Outcome {
 		case rdb.FireUntried:
 			untried = append(untried, f)
-		case rdb.FireWon, rdb.FireWonForeignLock:
-			if r == rdb.FireWonForeignLock {
+		case rdb.FireWon, rdb.FireWonForeignLock, rdb.FireTakeover:
+			switch r.Outcome {
+			case rdb.FireWonForeignLock:
 				s.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.member, "lock", s.keys.Lock(f.state.member))
+			case rdb.FireTakeover:
+				s.tookOver(f, r.Holder) // runlease.go
 			}
 			s.startRun(f)
 			started++
