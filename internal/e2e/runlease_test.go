@@ -36,15 +36,21 @@ func slowLock(t *testing.T, rdb *redis.Client, afterMS int64) (string, int64) {
 	return "", 0
 }
 
-// readSlow returns the recorded runs of the slow task, by start.
-func readSlow(t *testing.T, rdb *redis.Client) []slowRun {
+// list returns the whole list key.
+func list(t *testing.T, rdb *redis.Client, key string) []string {
 	t.Helper()
-	raw, err := rdb.LRange(context.Background(), "e2e:slow", 0, -1).Result()
+	l, err := rdb.LRange(context.Background(), key, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// readSlow returns the recorded runs of the slow task, by start.
+func readSlow(t *testing.T, rdb *redis.Client) []slowRun {
+	t.Helper()
 	var runs []slowRun
-	for _, r := range raw {
+	for _, r := range list(t, rdb, "e2e:slow") {
 		p := strings.Split(r, "|")
 		var s slowRun
 		s.start, _ = strconv.ParseInt(p[0], 10, 64)
@@ -74,12 +80,8 @@ func overlaps(runs []slowRun) []string {
 // runs.
 func abandonedRecords(t *testing.T, rdb *redis.Client) []string {
 	t.Helper()
-	hist, err := rdb.LRange(context.Background(), "{crontab}:history:slow", 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, h := range hist {
+	for _, h := range list(t, rdb, "{crontab}:history:slow") {
 		if strings.Contains(h, `"outcome":"abandoned"`) {
 			out = append(out, h)
 		}
@@ -98,7 +100,6 @@ func TestSIGKILLMidRunFiresElsewhereWithinTwoSeconds(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	ctx := context.Background()
 	ws := map[string]*worker{}
 	for i := range 2 {
 		id := fmt.Sprintf("lease%d", i)
@@ -145,7 +146,7 @@ func TestSIGKILLMidRunFiresElsewhereWithinTwoSeconds(t *testing.T) {
 	if len(recs) != 1 || !strings.Contains(recs[0], fmt.Sprintf(`"fire":%d`, fire)) || !strings.Contains(recs[0], owner) {
 		t.Errorf("abandoned records %q, want one, of %s's run of %d", recs, owner, fire)
 	}
-	hooks, _ := rdb.LRange(ctx, "e2e:abandoned", 0, -1).Result()
+	hooks := list(t, rdb, "e2e:abandoned")
 	if want := fmt.Sprintf("slow|%d|%s|%s", fire, owner, next.process); !slices.Equal(hooks, []string{want}) {
 		t.Errorf("Abandoned hook calls %q, want [%s]", hooks, want)
 	}
@@ -174,7 +175,6 @@ func TestStoppedWorkerKeepsItsRun(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
 			rdb := srv.Client(t)
-			ctx := context.Background()
 			ws := map[string]*worker{}
 			for i := range 2 {
 				id := fmt.Sprintf("pause%d", i)
@@ -208,7 +208,7 @@ func TestStoppedWorkerKeepsItsRun(t *testing.T) {
 			runs := readSlow(t, rdb)
 			ov := overlaps(runs)
 			recs := abandonedRecords(t, rdb)
-			hooks, _ := rdb.LRange(ctx, "e2e:abandoned", 0, -1).Result()
+			hooks := list(t, rdb, "e2e:abandoned")
 			t.Logf("%d runs, %d overlaps, %d abandoned records, %d Abandoned hook calls", len(runs), len(ov), len(recs), len(hooks))
 			if tc.takeover {
 				if len(ov) == 0 || len(recs) == 0 || len(hooks) == 0 {
