@@ -346,7 +346,8 @@ func WithHistory(records int, age time.Duration) Option {
 }
 
 // WithProcessTTL is how long after its last heartbeat a process counts as
-// dead: its runs are then abandoned and its locks released; Scheduler and
+// dead: its runs are then abandoned and its locks released (a lock whose
+// run lease expired is taken over sooner, see WithRunLease); Scheduler and
 // Client (which reads liveness with it). Heartbeats are sent every TTL/5.
 // The default is DefaultProcessTTL; the range is MinProcessTTL to
 // MaxProcessTTL.

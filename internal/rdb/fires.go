@@ -95,7 +95,10 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // or stopped or cut off from Redis for longer than the lease allows). The
 // run is recorded abandoned, as the master's reap would record it (out of
 // running and alive, the task's last_result, runs and failures, a history
-// record), and the fire runs with the lock. A lock without a run lease (the
+// record), and the fire runs with the lock. The dead run's run:<id> key,
+// which the claim cannot declare (it learns the run from the lock), is
+// left to expire with its TTL; nothing reads it for a run out of running.
+// A lock without a run lease (the
 // holder runs an older version, or Redis lost its data) is never taken
 // over here; the master's reap frees it when its process stops
 // heart-beating.
