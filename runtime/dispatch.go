@@ -479,7 +479,7 @@ func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 		f.lease = leaseValue(dp.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 	}
-	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), cands)}
+	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), dp.runLeases(), cands)}
 }
 
 // advance runs the claim script over the prepared fires and starts a
@@ -500,12 +500,15 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 	}
 	for i, r := range res {
 		f := fires[i]
-		switch r {
+		switch r.Outcome {
 		case rdb.FireUntried:
 			untried = append(untried, f)
-		case rdb.FireWon, rdb.FireWonForeignLock:
-			if r == rdb.FireWonForeignLock {
+		case rdb.FireWon, rdb.FireWonForeignLock, rdb.FireTakeover:
+			switch r.Outcome {
+			case rdb.FireWonForeignLock:
 				dp.log.Warn("lock without expiry replaced: it was not a scheduler's", "task", f.state.Member, "lock", dp.keys.Lock(f.state.Member))
+			case rdb.FireTakeover:
+				dp.maint.tookOver(f, r.Holder) // runlease.go
 			}
 			dp.tasks.startRun(f)
 			started++

@@ -58,6 +58,8 @@
 //	{ns}:lock:master    STR  the housekeeping process
 //	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress
 //	{ns}:run:<id>       STR  lease of one run (JSON: process, task, fire, start)
+//	{ns}:alive          ZSET run id -> deadline of its run lease, renewed every 250 ms
+//	{ns}:pulse          HASH last, since: when run leases were last renewed, and since when steadily
 //	{ns}:tasks          SET  every task key
 //	{ns}:declared       ZSET task key -> when a live process last declared it
 //	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
@@ -101,10 +103,12 @@
 //   - A non-concurrent task never runs twice at once: its lock is held, and
 //     renewed, for as long as the run lasts; a fire that finds it held is
 //     skipped and recorded in the history.
-//   - A run whose process dies is recorded as abandoned within about the
-//     process TTL (WithProcessTTL) and the task keeps its schedule; a job
-//     whose process dies is delivered again (at least once) with its attempt
-//     number increased.
+//   - A run whose process dies is recorded as abandoned and the task keeps
+//     its schedule: a non-concurrent task's lock is taken over by the claim
+//     of its first instant after the run's run lease expired (WithRunLease,
+//     1.5 s), any other run is recorded within about the process TTL
+//     (WithProcessTTL); a job whose process dies is delivered again (at
+//     least once) with its attempt number increased.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and
 //     skipped (a key of the layout holding the wrong type is moved aside to
 //     {ns}:quarantine:<name>:<ms>).

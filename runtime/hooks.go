@@ -70,10 +70,13 @@ type Hooks struct {
 	// Skipped is called, on the dispatch goroutine, for a scheduled fire
 	// that did not run, with the reason.
 	Skipped func(ctx context.Context, run RunInfo, reason SkipReason)
-	// Abandoned is called, in the process doing the namespace's
-	// housekeeping (the master), for a run whose process died before it
+	// Abandoned is called once for a run whose process died before it
 	// finished: run.Process is the dead process. The run is recorded with
-	// OutcomeAbandoned and its lock released.
+	// OutcomeAbandoned and its lock released. It is called in the process
+	// whose claim of the task's next instant found the lock held by a run
+	// whose run lease expired (see WithRunLease), on a goroutine of its
+	// own, or else in the process doing the namespace's housekeeping (the
+	// master), once the dead process's heartbeat is a process TTL old.
 	Abandoned func(ctx context.Context, run RunInfo)
 	// Redelivered is called, in the master, for a job whose lease expired
 	// (its process died or stalled) and that was put back in the queue to

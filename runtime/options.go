@@ -51,6 +51,13 @@ const (
 	DefaultProcessTTL = 5 * time.Second
 	// MinProcessTTL and MaxProcessTTL bound WithProcessTTL.
 	MinProcessTTL, MaxProcessTTL = 500 * time.Millisecond, 10 * time.Minute
+	// DefaultRunLease is how long a run stays its process's without a
+	// renewal of its run lease (WithRunLease): a pause of the process of
+	// up to 5/6 of it (1.25 s) is tolerated; a killed process's lock is
+	// taken over at the first instant after it.
+	DefaultRunLease = 1500 * time.Millisecond
+	// MinRunLease and MaxRunLease bound WithRunLease.
+	MinRunLease, MaxRunLease = 300 * time.Millisecond, 10 * time.Minute
 	// DefaultRetryBackoff is the delay before a failed job's first retry.
 	DefaultRetryBackoff = time.Second
 	// MaxRetryBackoff bounds WithRetryBackoff.
@@ -91,6 +98,7 @@ type options struct {
 	historyAge   time.Duration
 	heartbeat    time.Duration
 	processTTL   time.Duration
+	runLease     time.Duration
 	localClock   func() time.Time
 	deadLetters  int
 	retryBackoff time.Duration
@@ -119,6 +127,7 @@ func defaultOptions() options {
 		historyAge:   DefaultHistoryAge,
 		heartbeat:    DefaultProcessTTL / 5,
 		processTTL:   DefaultProcessTTL,
+		runLease:     DefaultRunLease,
 		localClock:   time.Now,
 		deadLetters:  DefaultDeadLetters,
 		retryBackoff: DefaultRetryBackoff,
@@ -338,7 +347,8 @@ func WithHistory(records int, age time.Duration) Option {
 }
 
 // WithProcessTTL is how long after its last heartbeat a process counts as
-// dead: its runs are then abandoned and its locks released; Scheduler and
+// dead: its runs are then abandoned and its locks released (a lock whose
+// run lease expired is taken over sooner, see WithRunLease); Scheduler and
 // Client (which reads liveness with it). Heartbeats are sent every TTL/5.
 // The default is DefaultProcessTTL; the range is MinProcessTTL to
 // MaxProcessTTL.
@@ -351,6 +361,32 @@ func WithProcessTTL(d time.Duration) Option {
 		o.use("WithProcessTTL", scopeBoth, "")
 		o.processTTL = d
 		o.heartbeat = d / 5
+	}
+}
+
+// WithRunLease is how long a run of a task stays this process's without
+// a renewal of its run lease; Scheduler. Each process renews the run
+// leases of all its runs in progress with one call every TTL/6, whatever
+// it runs (the call is also its pulse, which tells a Redis stall from a
+// dead process). A claim that finds a non-concurrent task's lock held by
+// a run whose run lease expired, while Redis served steadily (pulses at
+// most TTL/2 apart) for a whole TTL, records that run abandoned and takes
+// the lock: a killed process's task fires again at the first instant more
+// than TTL after its last renewal, instead of after the process TTL. So a
+// process stopped (a GC or VM pause, SIGSTOP) or cut off from Redis for
+// longer than 5/6 of the TTL loses its runs in progress: another process
+// may start the task while the stopped handler, once continued, still
+// runs. A Redis stall or outage of any length loses nothing. Processes
+// that share a namespace should use the same value. The default is
+// DefaultRunLease; the range is MinRunLease to MaxRunLease.
+func WithRunLease(ttl time.Duration) Option {
+	return func(o *options) {
+		if ttl < MinRunLease || ttl > MaxRunLease {
+			o.use("WithRunLease", scopeScheduler, "%v is outside [%v, %v]", ttl, MinRunLease, MaxRunLease)
+			return
+		}
+		o.use("WithRunLease", scopeScheduler, "")
+		o.runLease = ttl
 	}
 }
 

@@ -122,6 +122,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	s.runCtx, s.stopRuns = runCtx, stopRuns
 	defer stopRuns()
+	// Run leases are renewed until the handlers are done, after ctx ends
+	// (runlease.go).
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	var leases sync.WaitGroup
+	leases.Go(func() { s.tasks.runLeaseRenewer(leaseCtx) })
+	defer leases.Wait()
+	defer stopLeases()
 
 	sub := s.db.SubscribeWake(ctx)
 	defer sub.Close()

@@ -27,8 +27,9 @@
 //	s5  failover: -procs workers with one every:1s task; -failover-rounds
 //	    times, SIGKILL the process that ran the latest instant (100ms after
 //	    its run started) and time the next fire elsewhere; every instant
-//	    must fire exactly once. Then once more with 300ms runs killed
-//	    mid-run, which the process TTL (-process-ttl) governs.
+//	    must fire exactly once. Then (S5b) as many kills in the middle of
+//	    300ms runs of the non-concurrent task, whose lock the run lease
+//	    (-run-lease) frees: the next fire elsewhere within 2 s.
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -55,6 +56,7 @@
 //	                     and then with -scale pending (default 15s each)
 //	-failover-rounds N   S5 kills (default 3)
 //	-process-ttl D       S5 workers' WithProcessTTL (default: the runtime's, 5s)
+//	-run-lease D         S5 workers' WithRunLease (default: the runtime's, 1.5s)
 //	-workers N           WithWorkers of the scheduler under test (default: the runtime's)
 //	-batch N             WithBatch of the scheduler under test (default: the runtime's)
 //	-cpuprofile PATH     CPU profile of this process during the S1 drain
@@ -112,6 +114,7 @@ func main() {
 	flag.DurationVar(&cfg.ScaleProbe, "scale-probe", cfg.ScaleProbe, "S4 probe duration")
 	flag.IntVar(&cfg.FailoverRounds, "failover-rounds", cfg.FailoverRounds, "S5 kills")
 	flag.DurationVar(&cfg.ProcessTTL, "process-ttl", 0, "S5 workers' process TTL (0: the runtime's default)")
+	flag.DurationVar(&cfg.RunLease, "run-lease", 0, "S5 workers' run lease (0: the runtime's default)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -50,8 +50,9 @@ type Config struct {
 	ScaleJobs      int           // S4: pending jobs
 	ScaleChunk     int           // S4: jobs per EnqueueMany call
 	ScaleProbe     time.Duration // S4: how long the probe task is watched
-	FailoverRounds int           // S5: kills
+	FailoverRounds int           // S5, S5b: kills
 	ProcessTTL     time.Duration // S5: WithProcessTTL of the workers (0: the runtime's default)
+	RunLease       time.Duration // S5: WithRunLease of the workers (0: the runtime's default)
 
 	// Workers and Batch are the scheduler's WithWorkers and WithBatch (0:
 	// the runtime's defaults).

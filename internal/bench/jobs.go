@@ -150,6 +150,7 @@ type started struct {
 func (e *env) startScheduler(ctx context.Context, reg *crontab.Registry, opts ...crontab.Option) (*started, error) {
 	rdb, cnt := e.client()
 	base := []crontab.Option{crontab.WithNamespace(namespace), crontab.WithLogger(nil), crontab.WithGracePeriod(10 * time.Second)}
+	// 0 means the runtime's default: the options refuse 0 itself.
 	if e.cfg.Workers > 0 {
 		base = append(base, crontab.WithWorkers(e.cfg.Workers))
 	}

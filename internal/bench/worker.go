@@ -34,6 +34,7 @@ func WorkerMain(args []string) error {
 	tasks := fs.Int("tasks", 1, "every:1s tasks to register")
 	sleepFor := fs.Duration("sleep", 0, "how long each run lasts")
 	ttl := fs.Duration("ttl", 0, "WithProcessTTL (0: the default)")
+	lease := fs.Duration("run-lease", 0, "WithRunLease (0: the default)")
 	workers := fs.Int("workers", 0, "WithWorkers (0: the default)")
 	batch := fs.Int("batch", 0, "WithBatch (0: the default)")
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +66,10 @@ func WorkerMain(args []string) error {
 	if *ttl > 0 {
 		opts = append(opts, crontab.WithProcessTTL(*ttl))
 	}
+	if *lease > 0 {
+		opts = append(opts, crontab.WithRunLease(*lease))
+	}
+	// 0 means the runtime's default: the options refuse 0 itself.
 	if *workers > 0 {
 		opts = append(opts, crontab.WithWorkers(*workers))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,28 +78,12 @@ func TestLongTaskNeverOverlapsAcrossProcesses(t *testing.T) {
 	for _, w := range ws {
 		w.stop(t)
 	}
-	raw, err := rdb.LRange(context.Background(), "e2e:slow", 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runs []slowRun
-	for _, r := range raw {
-		p := strings.Split(r, "|")
-		var s slowRun
-		s.start, _ = strconv.ParseInt(p[0], 10, 64)
-		s.end, _ = strconv.ParseInt(p[1], 10, 64)
-		s.process = p[2]
-		s.fire, _ = strconv.ParseInt(p[3], 10, 64)
-		runs = append(runs, s)
-	}
+	runs := readSlow(t, rdb)
 	if len(runs) < 3 {
 		t.Fatalf("%d runs of a 2.5s task in 14s", len(runs))
 	}
-	slices.SortFunc(runs, func(a, b slowRun) int { return int(a.start - b.start) })
-	for i := 1; i < len(runs); i++ {
-		if runs[i].start < runs[i-1].end {
-			t.Errorf("run at %d (%s) started before the run at %d (%s) ended", runs[i].start, runs[i].process, runs[i-1].start, runs[i-1].process)
-		}
+	for _, o := range overlaps(runs) {
+		t.Error(o)
 	}
 	skips, err := rdb.HGet(context.Background(), "{crontab}:task:slow", "skips").Int()
 	if err != nil || skips == 0 {

@@ -36,6 +36,7 @@ func allPages(page func(ctx context.Context, cursor uint64, count int64) (uint64
 		cursor = next
 	}
 }
+var testLeases = RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond}
 
 // enqueued enqueues n jobs due now, of type "t", ids j0, j1, ...
 func enqueued(t *testing.T, r *RDB, n int) {
@@ -78,10 +79,27 @@ func candidate(task string) FireCandidate {
 func running(t *testing.T, r *RDB) {
 	t.Helper()
 	declared(t, r)
-	out, err := r.ClaimFires(context.Background(), r.NewFireClaim("p", testHistory, []FireCandidate{candidate("a")}), 1)
-	if err != nil || !out[0].Won() {
+	out, err := r.ClaimFires(context.Background(), r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a")}), 1)
+	if err != nil || !out[0].Outcome.Won() {
 		t.Fatalf("claim: %v, %v", out, err)
 	}
+}
+
+// next is task's candidate for the instant after candidate(task)'s.
+func next(task string) FireCandidate {
+	return FireCandidate{Task: task, FireMS: 2000, NextMS: 3000, RunID: RunID(task, 2000),
+		Lease: Lease{Process: "q", Task: task, Fire: 2000, Start: 2000}.Encode()}
+}
+
+// heldByDeadRun is running, then the run's run lease expired while the
+// pulse was steady for a minute: the next claim takes the lock over.
+func heldByDeadRun(t *testing.T, r *RDB) {
+	t.Helper()
+	running(t, r)
+	ctx := context.Background()
+	now := r.c.Time(ctx).Val().UnixMilli()
+	must(t, r.c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(now - 100), Member: RunID("a", 1000)}).Err())
+	must(t, r.c.HSet(ctx, r.k.Pulse(), "last", now, "since", now-60_000).Err())
 }
 
 func scriptCases() []scriptCase {
@@ -154,7 +172,15 @@ func scriptCases() []scriptCase {
 			r.c.HSet(ctx, r.k.Task("b"), "next_run", 1000, "status", "active") // a second, concurrent-less task
 			r.c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: 1000, Member: "b"})
 		}, func(r *RDB) error {
-			_, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, []FireCandidate{candidate("a"), candidate("b")}), 2)
+			_, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a"), candidate("b")}), 2)
+			return err
+		}},
+		{"ClaimFiresTakeover", heldByDeadRun, func(r *RDB) error {
+			_, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
+			return err
+		}},
+		{"RenewRunLeases", running, func(r *RDB) error {
+			_, err := r.RenewRunLeases(ctx, testLeases, []string{RunID("a", 1000), "gone@5"})
 			return err
 		}},
 		{"FinishRuns", running, func(r *RDB) error { _, err := r.FinishRuns(ctx, testHistory, []RunFinish{finish}); return err }},

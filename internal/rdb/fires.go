@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,7 @@ type FireOutcome string
 const (
 	FireWon            FireOutcome = "fire"              // it runs: lock (if not concurrent) and lease taken
 	FireWonForeignLock FireOutcome = "fire-foreign-lock" // it runs; a lock without expiry was replaced
+	FireTakeover       FireOutcome = "fire-takeover"     // it runs; the lock's holder was recorded abandoned (FireResult.Holder)
 	FireStale          FireOutcome = "stale"             // another process claimed the instant
 	FireEarly          FireOutcome = "early"             // not due yet by the server's clock
 	FireMissing        FireOutcome = "missing"           // no task hash: the queue entry was removed
@@ -40,7 +42,14 @@ const (
 )
 
 // Won reports whether the fire runs.
-func (o FireOutcome) Won() bool { return o == FireWon || o == FireWonForeignLock }
+func (o FireOutcome) Won() bool { return o == FireWon || o == FireWonForeignLock || o == FireTakeover }
+
+// FireResult is what a claim did with one candidate; Holder is set with
+// FireTakeover.
+type FireResult struct {
+	Outcome FireOutcome
+	Holder  Holder
+}
 
 // FireClaim is one call of the claim script, built before it is sent (a
 // claim prepared ahead of its instant leaves only the send for the
@@ -52,16 +61,18 @@ type FireClaim struct {
 }
 
 // claimArgsBefore is how many script arguments come before the first
-// candidate's.
-const claimArgsBefore = 4
+// candidate's; max fires is the last of them.
+const claimArgsBefore = 6
 
 // NewFireClaim builds the claim of candidates by process; skipped fires
-// are recorded in the history within bound.
-func (r *RDB) NewFireClaim(process string, bound HistoryBound, candidates []FireCandidate) *FireClaim {
-	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, 2+4*len(candidates)),
+// are recorded in the history within bound, and the runs it wins get run
+// leases of leases.TTL.
+func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases, candidates []FireCandidate) *FireClaim {
+	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, 4+4*len(candidates)),
 		args: make([]any, 0, claimArgsBefore+6*len(candidates))}
-	c.keys = append(c.keys, r.k.Queue(), r.k.Running())
-	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), 0) // max fires: set by ClaimFires
+	c.keys = append(c.keys, r.k.Queue(), r.k.Running(), r.k.Alive(), r.k.Pulse())
+	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), leases.TTL.Milliseconds(), leases.Gap.Milliseconds(),
+		0) // max fires: set by ClaimFires
 	for _, f := range candidates {
 		mode, runID := "run", f.RunID
 		if f.Skip {
@@ -76,34 +87,55 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, candidates []Fire
 // advanceScript (ClaimFires) claims due fires atomically, oldest first: for each
 // candidate whose next_run still equals the fire the caller read (the
 // compare-and-set that makes every instant fire once), it moves next_run on,
-// then either records a skip or takes the lock and the run lease.
+// then either records a skip or takes the lock and the run lease, and gives
+// the run a run lease in alive (see runlease.go).
 //
-// KEYS: queue, running, then per candidate: task, lock, run, history
-// ARGV: process, history_limit, history_age_ms, max_fires, then per
-// candidate: member, fire, next, mode ("run" or "skip"), run_id, lease_json
+// A lock held by a run whose run lease expired while the pulse was steady
+// for a whole lease_ttl is taken over: that run's process is gone (killed,
+// or stopped or cut off from Redis for longer than the lease allows). The
+// run is recorded abandoned, as the master's reap would record it (out of
+// running and alive, the task's last_result, runs and failures, a history
+// record), and the fire runs with the lock. The dead run's run:<id> key,
+// which the claim cannot declare (it learns the run from the lock), is
+// left to expire with its TTL; nothing reads it for a run out of running.
+// A lock without a run lease (the
+// holder runs an older version, or Redis lost its data) is never taken
+// over here; the master's reap frees it when its process stops
+// heart-beating.
+//
+// KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
+// history
+// ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
+// max_fires, then per candidate: member, fire, next, mode ("run" or
+// "skip"), run_id, lease_json
 // Returns one status string per candidate: fire, fire-foreign-lock (it
-// replaced a lock without expiry), stale, early, missing, disabled, paused,
-// misfire, locked, bad (the task key is not a hash), untried (max_fires
-// fires were won before it: it was not looked at).
+// replaced a lock without expiry), fire-takeover|<lock value of the run it
+// recorded abandoned>, stale, early, missing, disabled, paused, misfire,
+// locked, bad (the task key is not a hash), untried (max_fires fires were
+// won before it: it was not looked at).
 //
-// The queue entries moved on and the running entries added are written at
-// the end, with one variadic ZADD and SADD (a call from a script costs about
-// as much as the command). ZCARD and SCARD first fail the script on a queue
-// or running set of the wrong type before anything is written, as the first
-// ZADD or SADD did when they were written per candidate.
+// The queue entries moved on, the running entries and run leases added are
+// written at the end, with one variadic ZADD, SADD and ZADD (a call from a
+// script costs about as much as the command). ZCARD and SCARD first fail
+// the script on a queue or running set of the wrong type before anything
+// is written, as the first ZADD or SADD did when they were written per
+// candidate; alive and pulse of the wrong type only turn run leases and
+// takeovers off.
 var advanceScript = redis.NewScript(luaNow + luaHistory + `
 redis.call('ZCARD', KEYS[1])
 redis.call('SCARD', KEYS[2])
+local ttl, gap = tonumber(ARGV[4]), tonumber(ARGV[5])
+` + luaTakeover + `
 local out = {}
-local queued, running = {}, {} -- ZADD score/member pairs; SADD run ids
-local n = (#KEYS - 2) / 4
-local won, maxf = 0, tonumber(ARGV[4])
+local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; SADD run ids; ZADD deadline/run id pairs
+local n = (#KEYS - 4) / 4
+local won, maxf = 0, tonumber(ARGV[6])
 for i = 0, n - 1 do
   if won >= maxf then
     out[#out + 1] = 'untried'
   else
-    local task, lock, run, hist = KEYS[3 + 4*i], KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
-    local member, fire, nxt, mode, runid, lease = ARGV[5 + 6*i], ARGV[6 + 6*i], ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i], ARGV[10 + 6*i]
+    local task, lock, run, hist = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i], KEYS[8 + 4*i]
+    local member, fire, nxt, mode, runid, lease = ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i], ARGV[10 + 6*i], ARGV[11 + 6*i], ARGV[12 + 6*i]
     local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
     local res
     if h.err then
@@ -140,7 +172,7 @@ for i = 0, n - 1 do
         res = 'misfire'
       else
         local timeout = tonumber(h[4]) or 300000
-        local got, foreign = true, false
+        local got, foreign, holder = true, false, nil
         if h[3] ~= '1' then
           got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
           if not got and redis.call('PTTL', lock) == -1 then
@@ -149,6 +181,28 @@ for i = 0, n - 1 do
             redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
             got, foreign = true, true
           end
+          if not got then
+            local held = redis.pcall('GET', lock)
+            local hp, hf
+            if type(held) == 'string' then hp, hf = string.match(held, '^(.*)|(%d+)$') end
+            local hid = hp and (member .. '@' .. hf)
+            if hid and expired(hid) and steady() then
+              -- The holder's process is gone: record its run abandoned
+              -- (once: only while it is still in running) and take the lock.
+              if redis.call('SREM', KEYS[2], hid) == 1 then
+                redis.call('HSET', task, 'last_result', 'abandoned', 'last_error', 'process ' .. hp .. ' stopped renewing its run lease')
+                incr(task, 'runs', 1)
+                incr(task, 'failures', 1)
+                push_history(hist, cjson.encode({task = member, fire = tonumber(hf), start_ms = tonumber(hf), end_ms = now,
+                  outcome = 'abandoned', error = 'process ' .. hp .. ' stopped renewing its run lease during the run',
+                  process = hp, attempt = 1}), tonumber(ARGV[2]), tonumber(ARGV[3]))
+                holder = held
+              end
+              redis.call('ZREM', KEYS[3], hid)
+              redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
+              got = true
+            end
+          end
         end
         if not got then
           skip('previous run still running')
@@ -156,8 +210,14 @@ for i = 0, n - 1 do
         else
           fired = true
           running[#running + 1] = runid
+          if alive_ok then
+            leases[#leases + 1] = now + ttl
+            leases[#leases + 1] = runid
+          end
           redis.call('SET', run, lease, 'PX', timeout)
-          res = foreign and 'fire-foreign-lock' or 'fire'
+          if holder then res = 'fire-takeover|' .. holder
+          elseif foreign then res = 'fire-foreign-lock'
+          else res = 'fire' end
         end
       end
       if fired then
@@ -166,24 +226,26 @@ for i = 0, n - 1 do
         redis.call('HSET', task, 'next_run', nxt)
       end
     end
-    if res == 'fire' or res == 'fire-foreign-lock' then won = won + 1 end
+    if string.sub(res, 1, 4) == 'fire' then won = won + 1 end -- fire, fire-foreign-lock, fire-takeover|...
     out[#out + 1] = res
   end
 end
 if #queued > 0 then callk('ZADD', KEYS[1], queued) end
 if #running > 0 then callk('SADD', KEYS[2], running) end
+if #leases > 0 then callk('ZADD', KEYS[3], leases) end
 return out
 `)
 
 // ClaimFires sends the claim c; the script stops looking once maxFires
-// fires were won. It returns one outcome per candidate, in order.
+// fires were won. It returns one result per candidate, in order.
 //
 // Bounds: any number of candidates (the variadic writes are chunked); a
 // claim of n candidates holds Redis for about 10 µs per fire won.
 // Failure: a queue or running set of the wrong type fails the script
 // before it writes; every per-task key of the wrong type is handled
-// (FireBad, or the write skipped), so it cannot fail after a write.
-func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]FireOutcome, error) {
+// (FireBad, or the write skipped), and alive or pulse of the wrong type
+// only turns run leases off, so it cannot fail after a write.
+func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]FireResult, error) {
 	c.args[claimArgsBefore-1] = maxFires
 	res, err := advanceScript.Run(ctx, r.c, c.keys, c.args...).StringSlice()
 	if err != nil {
@@ -192,9 +254,14 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 	if len(res) != len(c.Candidates) {
 		return nil, errors.New("claim fires: reply of the wrong length")
 	}
-	out := make([]FireOutcome, len(res))
+	out := make([]FireResult, len(res))
 	for i, s := range res {
-		out[i] = FireOutcome(s)
+		if held, ok := strings.CutPrefix(s, string(FireTakeover)+"|"); ok {
+			p, f, _ := ParseLockValue(held)
+			out[i] = FireResult{Outcome: FireTakeover, Holder: Holder{Process: p, FireMS: f}}
+			continue
+		}
+		out[i] = FireResult{Outcome: FireOutcome(s)}
 	}
 	return out, nil
 }
@@ -217,8 +284,8 @@ type RunFinish struct {
 
 // finishRunsScript records a batch of completed runs, each as the former
 // one-run finish script did: it releases the run's lock (only if still
-// ours: the value names this process and the fire), its lease and its
-// running entry, sets the task's last_result, last_error and last_duration,
+// ours: the value names this process and the fire), its lease, its run
+// lease (alive) and its running entry, sets the task's last_result, last_error and last_duration,
 // counts runs and failures, removes a once task whose next_run is 0, and
 // appends the history record (trimmed by count and age). The running entries,
 // leases and locks of the batch are removed with one variadic command each,
@@ -226,7 +293,8 @@ type RunFinish struct {
 // run (task, lock or history) skips that write for that run only, so it
 // cannot fail the batch.
 //
-// KEYS: running, queue, tasks, then per run: task, lock, run, history
+// KEYS: running, queue, tasks, then per run: task, lock, run, history;
+// last, alive (of the wrong type: no run lease is removed)
 // ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
 // outcome, error, duration_ms, record_json ("" when the history would trim
 // it anyway), once, member
@@ -236,6 +304,8 @@ var finishRunsScript = redis.NewScript(luaNow + luaHistory + `
 want_type(KEYS[1], 'set')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
+local alive = KEYS[#KEYS]
+local alive_t = redis.call('TYPE', alive).ok
 -- plus_one(v) is HINCRBY v 1 done in Lua, for a field read with HMGET: nil
 -- when HINCRBY would refuse v (not a canonical integer) or when v is too
 -- large for a Lua number to count exactly; then incr() writes it.
@@ -244,7 +314,7 @@ local function plus_one(v)
   if #v <= 15 and (v == '0' or string.match(v, '^-?[1-9]%d*$')) then return tonumber(v) + 1 end
   return nil
 end
-local n = (#KEYS - 3) / 4
+local n = (#KEYS - 4) / 4
 local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ids, runs, locks = {}, {}, {}
 for i = 0, n - 1 do
@@ -253,6 +323,7 @@ for i = 0, n - 1 do
   runs[i + 1] = KEYS[6 + 4 * i]
 end
 callk('SREM', KEYS[1], ids)
+if alive_t == 'zset' then callk('ZREM', alive, ids) end
 calln('DEL', runs)
 local held = calln('MGET', locks) -- false for a key of another type
 local mine = {}
@@ -320,7 +391,7 @@ return out
 // it, before it writes (SREM is its first write; the queue and tasks set
 // are written only for a finished once task, after the type checks).
 func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFinish) (foreignHistory []bool, err error) {
-	keys := make([]string, 0, 3+4*len(runs))
+	keys := make([]string, 0, 4+4*len(runs))
 	keys = append(keys, r.k.Running(), r.k.Queue(), r.k.Tasks())
 	args := make([]any, 0, 2+8*len(runs))
 	args = append(args, bound.Records, bound.Age.Milliseconds())
@@ -328,6 +399,7 @@ func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFini
 		keys = append(keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(f.RunID), r.k.History(f.Task))
 		args = append(args, f.RunID, f.LockValue, f.Outcome, f.Error, f.DurationMS, f.Record, boolArg(f.Once), f.Task)
 	}
+	keys = append(keys, r.k.Alive())
 	codes, err := finishRunsScript.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, err
@@ -396,14 +468,16 @@ type Abandonment struct {
 // abandonScript records a run whose process died: the run is still in
 // running but its lease expired, or its process stopped heart-beating.
 //
-// KEYS: running, run, lock, task, history, processes
+// KEYS: running, run, lock, task, history, processes, alive
 // ARGV: run_id, lease_json_seen (or ""), lock_value, process, process_ttl_ms,
 // record_json, history_limit, history_age_ms, not_after_ms (it does nothing
 // when run later than that: a stall would make every beat look old)
+// It also removes the run's run lease (alive of the wrong type: left alone).
 var abandonScript = redis.NewScript(luaNow + luaHistory + `
 if ARGV[9] and now > tonumber(ARGV[9]) then return 0 end
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
 want_type(KEYS[4], 'hash') -- read everything the writes below need first
+local alive_ok = redis.call('TYPE', KEYS[7]).ok == 'zset'
 local ours = redis.pcall('GET', KEYS[3]) == ARGV[3] -- a lock of another type is not ours
 local cur = redis.call('GET', KEYS[2])
 if cur then
@@ -413,6 +487,7 @@ if cur then
 end
 redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
+if alive_ok then redis.call('ZREM', KEYS[7], ARGV[1]) end
 if ours then redis.call('DEL', KEYS[3]) end
 if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run')
@@ -430,7 +505,7 @@ return 1
 // history) meet only keys the reads checked or pcall-guarded helpers.
 func (r *RDB) Abandon(ctx context.Context, a Abandonment, bound HistoryBound) (bool, error) {
 	n, err := abandonScript.Run(ctx, r.c,
-		[]string{r.k.Running(), r.k.Run(a.RunID), r.k.Lock(a.Task), r.k.Task(a.Task), r.k.History(a.Task), r.k.Processes()},
+		[]string{r.k.Running(), r.k.Run(a.RunID), r.k.Lock(a.Task), r.k.Task(a.Task), r.k.History(a.Task), r.k.Processes(), r.k.Alive()},
 		a.RunID, a.LeaseSeen, a.LockValue, a.Process, a.ProcessTTL.Milliseconds(),
 		a.Record, bound.Records, bound.Age.Milliseconds(), a.NotAfterMS).Int()
 	return n == 1, err

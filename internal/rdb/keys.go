@@ -17,6 +17,8 @@ import (
 //	P lock:master      STR   held by the process that does maintenance
 //	P running          SET   run ids of runs in progress
 //	P run:<id>         STR   lease of one run; PX = timeout + process TTL
+//	P alive            ZSET  run id -> deadline (unix ms) of the run's run lease, renewed by its process every TTL/6
+//	P pulse            HASH  last, since: when a process last renewed its run leases, and since when such pulses came steadily (unix ms)
 //	P tasks            SET   every task key (so nothing needs SCAN)
 //	P history:<key>    LIST  the task's last run records, newest first
 //	P processes        ZSET  process id -> last heartbeat (unix ms)
@@ -64,6 +66,12 @@ func (k Keys) Running() string { return k.prefix + "running" }
 
 // Run is the key P "run:" + id.
 func (k Keys) Run(id string) string { return k.prefix + "run:" + id }
+
+// Alive is the key P "alive".
+func (k Keys) Alive() string { return k.prefix + "alive" }
+
+// Pulse is the key P "pulse".
+func (k Keys) Pulse() string { return k.prefix + "pulse" }
 
 // Tasks is the key P "tasks".
 func (k Keys) Tasks() string { return k.prefix + "tasks" }

@@ -53,13 +53,13 @@ func TestLargeCallsWhole(t *testing.T) {
 		c.HSet(ctx, r.k.Task(task), "next_run", 1000, "status", "active", "concurrent", "0")
 		cands[i] = candidate(task)
 	}
-	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, cands), n)
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, cands), n)
 	if err != nil {
 		t.Fatalf("claim of %d fires: %v", n, err)
 	}
 	for i, o := range out {
-		if !o.Won() {
-			t.Fatalf("fire %d: %s", i, o)
+		if !o.Outcome.Won() {
+			t.Fatalf("fire %d: %s", i, o.Outcome)
 		}
 	}
 	if got := c.SCard(ctx, r.k.Running()).Val(); got != n {
@@ -77,6 +77,9 @@ func TestLargeCallsWhole(t *testing.T) {
 	}
 	if locks, _ := c.Keys(ctx, r.k.Lock("*")).Result(); len(locks) != 0 {
 		t.Errorf("%d locks left after the finish", len(locks))
+	}
+	if got := c.ZCard(ctx, r.k.Alive()).Val(); got != 0 {
+		t.Errorf("%d run leases left after the finish", got)
 	}
 }
 

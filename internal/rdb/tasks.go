@@ -363,6 +363,8 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Queue():     "zset",
 		k.Master():    "string",
 		k.Running():   "set",
+		k.Alive():     "zset",
+		k.Pulse():     "hash",
 		k.Tasks():     "set",
 		k.Processes(): "zset",
 		k.Declared():  "zset",

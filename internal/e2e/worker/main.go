@@ -4,7 +4,10 @@
 //
 // Environment: REDIS_URL (required), WORKER_TASKS (comma-separated task
 // names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
-// this process's local clock, to test skew), WORKER_ID (process id).
+// this process's local clock, to test skew), WORKER_ID (process id),
+// WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's).
+// The Abandoned hook appends "task|fire_ms|process|by" to the list
+// tasks.AbandonedKey.
 package main
 
 import (
@@ -65,13 +68,26 @@ func run() error {
 		local = func() time.Time { return time.Now().Add(off) }
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s, err := crontab.NewScheduler(rdb, reg,
+	id := os.Getenv("WORKER_ID")
+	opts := []crontab.Option{
 		crontab.WithLogger(logger),
-		crontab.WithProcessID(os.Getenv("WORKER_ID")),
+		crontab.WithProcessID(id),
 		crontab.WithLocalClock(local),
-		crontab.WithProcessTTL(2*time.Second),
-		crontab.WithGracePeriod(5*time.Second),
-	)
+		crontab.WithProcessTTL(2 * time.Second),
+		crontab.WithGracePeriod(5 * time.Second),
+		crontab.WithHooks(crontab.Hooks{Abandoned: func(ctx context.Context, run crontab.RunInfo) {
+			rec := fmt.Sprintf("%s|%d|%s|%s", run.Task, run.Fire.UnixMilli(), run.Process, id)
+			_ = rdb.RPush(context.WithoutCancel(ctx), tasks.AbandonedKey, rec).Err()
+		}}),
+	}
+	if s := os.Getenv("WORKER_RUN_LEASE"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("WORKER_RUN_LEASE: %w", err)
+		}
+		opts = append(opts, crontab.WithRunLease(d))
+	}
+	s, err := crontab.NewScheduler(rdb, reg, opts...)
 	if err != nil {
 		return err
 	}

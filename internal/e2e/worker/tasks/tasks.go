@@ -23,6 +23,9 @@ const (
 	FiresKey = "e2e:fires"
 	// SlowKey gets "start_ms|end_ms|process|fire_ms" per run of Slow.
 	SlowKey = "e2e:slow"
+	// AbandonedKey gets "task|fire_ms|process|reporter" per call of the
+	// worker's Abandoned hook (the worker writes it, not a task).
+	AbandonedKey = "e2e:abandoned"
 )
 
 // Tick records every fire.

@@ -1,0 +1,125 @@
+package rdb
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Run leases tell a dead holder of a task's lock from a live one within a
+// second or two, where the process heartbeat takes a process TTL (5 s by
+// default) and the lock itself the task's timeout.
+//
+// Every run a claim wins gets a run lease: a member of the alive ZSET (its
+// run id) scored with a deadline, server time + TTL. Every process renews
+// the run leases of all its runs in progress with one call of
+// RenewRunLeases every TTL/6, and that same call is the process's pulse:
+// it writes, in the pulse hash, when it ran (last) and since when such
+// calls have come at most Gap apart (since). A claim that finds a task's
+// lock held takes it over when the holder's run lease expired while the
+// pulse was steady for a whole TTL (ClaimFires); otherwise it skips the
+// fire, as before.
+//
+// Why the pulse: when Redis stalls (SIGSTOP, a long script, a slow disk)
+// or is unreachable, no process can renew anything, and when it answers
+// again every deadline has passed at once though every holder lives; the
+// first command Redis then runs may be another process's claim, queued
+// during the stall. Pulses stop during a stall, so after it the pulse is
+// not steady for a TTL, time enough for every live holder's renewal to
+// land (a renewal moves a deadline even past it: nothing expires by
+// itself). The same holds when every process stopped at once (a paused
+// VM): nobody pulsed.
+
+// RunLeases are the settings of run leases: a run lease lasts TTL after
+// its last renewal, and Redis counts as having served steadily while
+// pulses come at most Gap apart. Processes renew every TTL/6.
+type RunLeases struct {
+	TTL time.Duration
+	Gap time.Duration
+}
+
+// renewRunLeasesScript is one process's pulse and the renewal of the run
+// leases of its runs in progress.
+//
+// KEYS: pulse, alive
+// ARGV: ttl_ms, gap_ms, then the run ids of the runs in progress
+// Returns the run ids it was given that have no run lease: taken over by
+// another process's claim, abandoned by the master, finished (a run whose
+// finish was written meanwhile) or lost with Redis's data. It renews the
+// others to now + ttl and writes the pulse: last = now, and since = now
+// when the previous pulse is older than gap (or missing), else unchanged.
+// Bounds: any number of runs (ZMSCORE and ZADD in chunks); a process
+// sends its runs in progress, at most its workers.
+// Failure: a pulse or alive key of the wrong type fails it before it
+// writes; then no pulse is written, so no claim takes a lock over.
+var renewRunLeasesScript = redis.NewScript(luaNow + `
+want_type(KEYS[1], 'hash')
+want_type(KEYS[2], 'zset')
+local ttl, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
+local p = redis.call('HMGET', KEYS[1], 'last', 'since')
+local last, since = tonumber(p[1]), tonumber(p[2])
+if not last or not since or now - last > gap or since > now then since = now end
+local ids, lost, renew = {}, {}, {}
+for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
+if #ids > 0 then
+  local scores = callk('ZMSCORE', KEYS[2], ids)
+  for i, id in ipairs(ids) do
+    if scores[i] then
+      renew[#renew + 1] = now + ttl
+      renew[#renew + 1] = id
+    else
+      lost[#lost + 1] = id
+    end
+  end
+end
+redis.call('HSET', KEYS[1], 'last', now, 'since', since)
+if #renew > 0 then callk('ZADD', KEYS[2], renew) end
+return lost
+`)
+
+// RenewRunLeases writes this process's pulse and renews the run leases of
+// runIDs (its runs in progress; none is a pulse alone). It returns the
+// run ids that had no run lease any more, which it does not renew.
+func (r *RDB) RenewRunLeases(ctx context.Context, l RunLeases, runIDs []string) (lost []string, err error) {
+	args := make([]any, 0, 2+len(runIDs))
+	args = append(args, l.TTL.Milliseconds(), l.Gap.Milliseconds())
+	for _, id := range runIDs {
+		args = append(args, id)
+	}
+	return renewRunLeasesScript.Run(ctx, r.c, []string{r.k.Pulse(), r.k.Alive()}, args...).StringSlice()
+}
+
+// Holder is the run whose lock a claim took over: its process and instant
+// (unix ms). The claim recorded it abandoned.
+type Holder struct {
+	Process string
+	FireMS  int64
+}
+
+// luaTakeover is the part of the claim script that decides whether a held
+// lock may be taken over. It defines steady(), true when the pulse shows
+// Redis served steadily for the last lease_ttl (every pulse at most gap
+// after the one before, the latest within gap of now), and expired(hid),
+// true when run hid has a run lease whose deadline passed. It expects
+// now, KEYS[3] (alive), KEYS[4] (pulse), and the locals ttl and gap.
+const luaTakeover = `
+local alive_ok = type(redis.pcall('ZCARD', KEYS[3])) == 'number' -- a foreign value: no run leases
+local steady_v
+local function steady()
+  if steady_v == nil then
+    steady_v = false
+    local p = redis.pcall('HMGET', KEYS[4], 'last', 'since')
+    if alive_ok and not p.err then
+      local last, since = tonumber(p[1]), tonumber(p[2])
+      steady_v = last ~= nil and since ~= nil and now - last <= gap and now - since >= ttl
+    end
+  end
+  return steady_v
+end
+local function expired(hid)
+  if not alive_ok then return false end
+  local dl = tonumber(redis.call('ZSCORE', KEYS[3], hid))
+  return dl ~= nil and dl < now
+end
+`

@@ -1,0 +1,154 @@
+package rdb
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// A claim that finds a task's lock held takes it over only when the
+// holder's run lease expired while the pulse was steady for a whole lease
+// TTL; it then records the holder's run abandoned, once.
+func TestClaimTakesOverOnlyADeadHoldersLock(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	held := RunID("a", 1000)
+	ttl := testLeases.TTL.Milliseconds()
+	for _, tc := range []struct {
+		name     string
+		deadline int64 // the holder's run lease, from now (ms); 0: none
+		last     int64 // the pulse, from now; 1: none
+		since    int64
+		takeover bool
+	}{
+		{"expired, steady", -100, 0, -60_000, true},
+		{"expired by 1 ms, steady for exactly a TTL", -1, 0, -ttl, true},
+		{"alive", 500, 0, -60_000, false},
+		{"no run lease (an older version, or data lost)", 0, 0, -60_000, false},
+		{"no pulse", -100, 1, 1, false},
+		{"pulse older than the gap: Redis stalled, or every process did", -100, -testLeases.Gap.Milliseconds() - 1, -60_000, false},
+		{"pulse steady for less than a TTL: just after a stall", -100, 0, -ttl + 50, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			must(t, c.FlushAll(ctx).Err())
+			running(t, r)
+			now := c.Time(ctx).Val().UnixMilli()
+			if tc.deadline != 0 {
+				must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(now + tc.deadline), Member: held}).Err())
+			} else {
+				must(t, c.ZRem(ctx, r.k.Alive(), held).Err())
+			}
+			if tc.last != 1 {
+				must(t, c.HSet(ctx, r.k.Pulse(), "last", now+tc.last, "since", now+tc.since).Err())
+			}
+			out, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist := c.LRange(ctx, r.k.History("a"), 0, -1).Val()
+			lock := c.Get(ctx, r.k.Lock("a")).Val()
+			if !tc.takeover {
+				if out[0].Outcome != FireLocked || lock != LockValue("p", 1000) || !c.SIsMember(ctx, r.k.Running(), held).Val() {
+					t.Fatalf("outcome %s, lock %q: want the fire skipped and the lock left to its holder", out[0].Outcome, lock)
+				}
+				return
+			}
+			if out[0].Outcome != FireTakeover || out[0].Holder != (Holder{Process: "p", FireMS: 1000}) {
+				t.Fatalf("result %+v, want a takeover of p's run of 1000", out[0])
+			}
+			if lock != LockValue("q", 2000) {
+				t.Errorf("lock %q, want q's", lock)
+			}
+			if ids := c.SMembers(ctx, r.k.Running()).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
+				t.Errorf("running %v, want only the new run", ids)
+			}
+			if ids := c.ZRange(ctx, r.k.Alive(), 0, -1).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
+				t.Errorf("alive %v, want only the new run's lease", ids)
+			}
+			if len(hist) != 1 || !strings.Contains(hist[0], `"outcome":"abandoned"`) || !strings.Contains(hist[0], `"process":"p"`) {
+				t.Errorf("history %q, want one abandoned record of p's run", hist)
+			}
+			h := c.HMGet(ctx, r.k.Task("a"), "last_result", "runs", "failures", "next_run").Val()
+			if h[0] != "abandoned" || h[1] != "1" || h[2] != "1" || h[3] != "3000" {
+				t.Errorf("task hash last_result, runs, failures, next_run = %v", h)
+			}
+		})
+	}
+}
+
+// A takeover records the holder's run abandoned only if the master's reap
+// has not already: a run is recorded once.
+func TestTakeoverAfterReapRecordsNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	heldByDeadRun(t, r)
+	must(t, c.SRem(ctx, r.k.Running(), RunID("a", 1000)).Err()) // recorded elsewhere, lock left behind
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Outcome != FireWon {
+		t.Fatalf("outcome %s, want a plain fire", out[0].Outcome)
+	}
+	if n := c.LLen(ctx, r.k.History("a")).Val(); n != 0 {
+		t.Errorf("%d history records, want none", n)
+	}
+}
+
+// RenewRunLeases moves the deadlines of the runs that still have a run
+// lease, even past their deadline (a renewal landing after a Redis stall),
+// reports the others, and keeps the pulse's since while pulses come at
+// most the gap apart.
+func TestRenewRunLeases(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	running(t, r)
+	id := RunID("a", 1000)
+	if d := c.ZScore(ctx, r.k.Alive(), id).Val(); d < float64(c.Time(ctx).Val().UnixMilli()) {
+		t.Fatalf("the claim gave the run a lease until %v, in the past", d)
+	}
+	must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: 1, Member: id}).Err()) // long expired
+	lost, err := r.RenewRunLeases(ctx, testLeases, []string{id, "gone@5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := c.Time(ctx).Val().UnixMilli()
+	if !slices.Equal(lost, []string{"gone@5"}) {
+		t.Errorf("lost %v, want [gone@5]", lost)
+	}
+	if c.ZScore(ctx, r.k.Alive(), "gone@5").Err() != redis.Nil {
+		t.Error("a lost run got a lease back")
+	}
+	if d := int64(c.ZScore(ctx, r.k.Alive(), id).Val()); d < now+testLeases.TTL.Milliseconds()-100 {
+		t.Errorf("deadline %d, want about now (%d) + TTL", d, now)
+	}
+	p := c.HMGet(ctx, r.k.Pulse(), "last", "since").Val()
+	if p[0] != p[1] {
+		t.Errorf("first pulse: last %v, since %v, want equal", p[0], p[1])
+	}
+	since, _ := p[1].(string)
+	must(t, c.HSet(ctx, r.k.Pulse(), "since", 5).Err())
+	if _, err := r.RenewRunLeases(ctx, testLeases, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.HGet(ctx, r.k.Pulse(), "since").Val(); got != "5" {
+		t.Errorf("steady pulse moved since to %s", got)
+	}
+	must(t, c.HSet(ctx, r.k.Pulse(), "last", now-testLeases.Gap.Milliseconds()-10).Err())
+	if _, err := r.RenewRunLeases(ctx, testLeases, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.HGet(ctx, r.k.Pulse(), "since").Val(); got == "5" || got < since {
+		t.Errorf("since %s after a gap, want it reset to now", got)
+	}
+}

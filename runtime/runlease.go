@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
+)
+
+// Run leases (internal/rdb/runlease.go has the data model): every run a
+// claim wins gets one, which this process renews every TTL/6 with one call
+// for all its runs in progress (runLeaseRenewer, a goroutine of its own, so
+// neither a slow heartbeat nor a busy dispatch loop delays it). A claim of
+// the task's next instant that finds the lock held by a run whose run
+// lease expired, while the namespace's pulse was steady for a whole TTL,
+// records that run abandoned and takes the lock over, in one script call.
+//
+// The timing budget, with the default TTL of 1.5 s (renewals every 250 ms,
+// pulses steady while at most 750 ms apart):
+//
+//   - kill -> lease expired: at most the TTL after the last renewal that
+//     landed, so at most 1.5 s after the kill (1.25-1.5 s);
+//   - lease expired -> takeover: the claim of the first instant after
+//     that (0 to one interval of the task: a claim happens only at an
+//     instant);
+//   - takeover -> handler start: the claim's own round trip (about a
+//     millisecond).
+//
+// So an every:1s task whose run is killed in the first 0.5 s of its
+// second fires elsewhere 2 s after its instant, 1.5-2 s after the kill
+// (S5b in BENCHMARKS.md: 1.9 s); killed later in its second, the next
+// instant but one, up to TTL + 1 s after the kill.
+//
+// Pause tolerance: a run lease that landed at t lasts until t + TTL and
+// the next renewal leaves TTL/6 later, so a process stopped for less than
+// 5/6 of the TTL (1.25 s) renews in time, whatever it was doing; a stop
+// plus a Redis stall the pulse cannot see (up to TTL/2) must stay under
+// that too. A Redis stall or outage longer than TTL/2 breaks the pulse:
+// then nothing is taken over until pulses came steadily for a TTL, in
+// which every live holder renews (a renewal moves a deadline that already
+// passed), so a Redis stall of any length loses nothing.
+
+// runLeaseRenewals is how many renewals a run lease gets per TTL: at 6, a
+// renewal may be late by 5/6 of the TTL (a stopped process, a slow round
+// trip) before its run is lost, and the renewals of a process cost 4
+// script calls a second at the default TTL.
+const runLeaseRenewals = 6
+
+// runLeases is the run lease settings of this process: its TTL, and the
+// largest gap between pulses that still counts as Redis serving steadily,
+// half the TTL: three renewal periods, so one process's late pulse does
+// not break it, and short enough that a Redis stall the pulse does not
+// see leaves a holder more than TTL/3 of its lease to renew.
+func (e *engine) runLeases() rdb.RunLeases {
+	return rdb.RunLeases{TTL: e.opts.runLease, Gap: e.opts.runLease / 2}
+}
+
+// runLeaseRenewer renews the run leases of this process's runs in progress
+// every TTL/6, and pulses even with none, until ctx ends: Run ends it after
+// the handlers finished (or were given up on at shutdown), so a run stays
+// this process's for as long as its handler runs.
+func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
+	every := tr.opts.runLease / runLeaseRenewals
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	failing := false
+	warned := map[string]bool{} // run ids whose lost lease was logged
+	for {
+		runs := tr.runsInFlight()
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.runID
+		}
+		// A call held up by a Redis stall is given up after a TTL: the
+		// next one goes on another connection.
+		cctx, cancel := context.WithTimeout(ctx, tr.opts.runLease)
+		lost, err := tr.db.RenewRunLeases(cctx, tr.runLeases(), ids)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				tr.log.Warn("renewing run leases failed; retrying", "err", err, "every", every.String())
+			}
+			failing = true
+		case err == nil && failing:
+			tr.log.Info("renewing run leases works again")
+			failing = false
+		}
+		tr.reportLostLeases(runs, lost, warned)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// reportLostLeases logs, once per run, a run in progress whose run lease
+// is gone: another process took its lock over (this process was stopped
+// or cut off from Redis for longer than its run lease allows), or Redis
+// lost its data. A run whose finish was written meanwhile is not one.
+func (tr *taskRunner) reportLostLeases(runs []*inflightRun, lost []string, warned map[string]bool) {
+	inflight := make(map[string]*inflightRun, len(runs))
+	for _, r := range runs {
+		inflight[r.runID] = r
+	}
+	for id := range warned {
+		if inflight[id] == nil {
+			delete(warned, id)
+		}
+	}
+	for _, id := range lost {
+		r := inflight[id]
+		if r == nil || r.finished.Load() || warned[id] {
+			continue
+		}
+		warned[id] = true
+		tr.log.Error("run lease lost during the run: this process was stopped or cut off from Redis for longer than its run lease, "+
+			"or Redis lost its data; another process may run the task meanwhile", "task", r.task, "run", id,
+			"run_lease", tr.opts.runLease.String())
+	}
+}
+
+// tookOver reports the run whose lock f's claim took over (rdb.FireTakeover):
+// the claim recorded it abandoned. As the master's reap does, it logs it,
+// calls the Abandoned hook and retries the fire if the task has retries;
+// the hook and the retry run on a goroutine, off the dispatch loop.
+func (mt *maintainer) tookOver(f *fire, h rdb.Holder) {
+	task, at := f.state.Member, fromMS(h.FireMS)
+	mt.log.Warn("run abandoned: its process stopped renewing its run lease; its lock was taken over",
+		"task", task, "fire", at, "process", h.Process, "next_fire", f.at)
+	mt.running.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if hook := mt.opts.hooks.Abandoned; hook != nil {
+			hook(ctx, RunInfo{Task: task, Fire: at, Attempt: 1, Process: h.Process})
+		}
+		mt.retryAbandoned(ctx, task, rdb.RunID(task, h.FireMS))
+	})
+}
