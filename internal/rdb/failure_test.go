@@ -36,6 +36,7 @@ func allPages(page func(ctx context.Context, cursor uint64, count int64) (uint64
 		cursor = next
 	}
 }
+
 var testLeases = RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond}
 
 // enqueued enqueues n jobs due now, of type "t", ids j0, j1, ...
