@@ -341,6 +341,8 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"dead", keys.Dead, "zset"},
 		{"dead:data", keys.DeadData, "hash"},
 		{"stats", keys.Stats, "hash"},
+		{"alive", keys.Alive, "zset"},
+		{"pulse", keys.Pulse, "hash"},
 		{"sweep", keys.Sweep, "hash"},
 		{"meta", keys.Meta, "hash"},
 	}

@@ -190,7 +190,8 @@ for i = 0, n - 1 do
               -- The holder's process is gone: record its run abandoned
               -- (once: only while it is still in running) and take the lock.
               if redis.call('SREM', KEYS[2], hid) == 1 then
-                redis.call('HSET', task, 'last_result', 'abandoned', 'last_error', 'process ' .. hp .. ' stopped renewing its run lease')
+                redis.call('HSET', task, 'last_result', 'abandoned', 'last_error', 'process ' .. hp .. ' stopped renewing its run lease',
+                  'abandoned_run', hid)
                 incr(task, 'runs', 1)
                 incr(task, 'failures', 1)
                 push_history(hist, cjson.encode({task = member, fire = tonumber(hf), start_ms = tonumber(hf), end_ms = now,
@@ -490,7 +491,7 @@ redis.call('DEL', KEYS[2])
 if alive_ok then redis.call('ZREM', KEYS[7], ARGV[1]) end
 if ours then redis.call('DEL', KEYS[3]) end
 if redis.call('EXISTS', KEYS[4]) == 1 then
-  redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run')
+  redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run', 'abandoned_run', ARGV[1])
   incr(KEYS[4], 'runs', 1)
   incr(KEYS[4], 'failures', 1)
 end

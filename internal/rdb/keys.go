@@ -12,7 +12,7 @@ import (
 // The layout (prefix P = "{namespace}:"):
 //
 //	P queue            ZSET  task key -> next run (unix ms)
-//	P task:<key>       HASH  the task (class, name, expression, next_run, ...)
+//	P task:<key>       HASH  the task (class, name, expression, next_run, ..., abandoned_run: the last run recorded abandoned, so reap, a takeover and the sweep record it once)
 //	P lock:task:<key>  STR   held by a running non-concurrent task; PX = timeout
 //	P lock:master      STR   held by the process that does maintenance
 //	P running          SET   run ids of runs in progress

@@ -336,7 +336,9 @@ type LostRuns struct {
 
 // luaSweepLost is the prelude of the lease and lock scripts: it defines
 // gone(process, ttl), true when process has no heartbeat younger than ttl
-// ms (or is ""); lost(task, task_is_hash, hist, record, reason), which
+// ms (or is ""); recorded(task, task_is_hash, run), whether the task's
+// abandoned_run already names the run (reap or a claim's takeover recorded
+// it); lost(task, task_is_hash, hist, record, reason, run), which
 // records a lost run as abandonScript does: the task's last result and
 // counters (when its key is a hash) and the history record; and
 // apply(todo, kind), the writes of both scripts, made after all their
@@ -353,9 +355,15 @@ local function gone(process, ttl)
   local beat = tonumber(redis.call('ZSCORE', KEYS[2], process))
   return not (beat and beat >= now - ttl)
 end
-local function lost(task, is_hash, hist, record, reason)
+-- recorded(task, is_hash, run) reports whether run was recorded abandoned
+-- already (by reap, or by a claim that took its lock over): the task's
+-- abandoned_run names it.
+local function recorded(task, is_hash, run)
+  return is_hash and redis.call('HGET', task, 'abandoned_run') == run
+end
+local function lost(task, is_hash, hist, record, reason, run)
   if is_hash then
-    redis.call('HSET', task, 'last_result', '` + outcomeAbandoned + `', 'last_error', reason)
+    redis.call('HSET', task, 'last_result', '` + outcomeAbandoned + `', 'last_error', reason, 'abandoned_run', run)
     incr(task, 'runs', 1)
     incr(task, 'failures', 1)
   end
@@ -370,7 +378,7 @@ local function apply(todo, kind)
     local i = t.i
     redis.call('DEL', KEYS[4 + 4*i])
     if t.also then redis.call('DEL', KEYS[5 + 4*i]) end
-    if t.rec then lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason) end
+    if t.rec then lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason, t.run) end
     out[#out + 1] = t.id
   end
   if #out > 0 then incr(KEYS[3], kind, #out) end
@@ -400,8 +408,9 @@ for i = 0, groups - 1 do
   local o = 4 + 6*i
   local id, seen, process, lockv = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   if redis.pcall('GET', run) == seen and redis.call('SISMEMBER', KEYS[1], id) == 0 and gone(process, ttl) then
-    todo[#todo + 1] = {i = i, id = id, rec = ARGV[o + 5], reason = ARGV[o + 6],
-      also = redis.pcall('GET', lock) == lockv, hash = redis.call('TYPE', task).ok == 'hash'}
+    local hash = redis.call('TYPE', task).ok == 'hash'
+    todo[#todo + 1] = {i = i, id = id, rec = not recorded(task, hash, id) and ARGV[o + 5] or nil, reason = ARGV[o + 6],
+      also = redis.pcall('GET', lock) == lockv, hash = hash, run = id}
   end
 end
 return apply(todo, '` + RepairLease + `')
@@ -541,8 +550,9 @@ for i = 0, groups - 1 do
   local seen, id, process = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3]
   if redis.pcall('GET', lock) == seen and (id == '' or (redis.call('SISMEMBER', KEYS[1], id) == 0
       and redis.call('EXISTS', run) == 0 and gone(process, ttl))) then
-    todo[#todo + 1] = {i = i, id = seen, rec = id ~= '' and ARGV[o + 4] or nil, reason = ARGV[o + 5],
-      hash = redis.call('TYPE', task).ok == 'hash'}
+    local hash = redis.call('TYPE', task).ok == 'hash'
+    todo[#todo + 1] = {i = i, id = seen, rec = id ~= '' and not recorded(task, hash, id) and ARGV[o + 4] or nil,
+      reason = ARGV[o + 5], hash = hash, run = id}
   end
 end
 return apply(todo, '` + RepairLock + `')
