@@ -306,9 +306,9 @@ func foreign(t *testing.T, c *redis.Client, key, had string) {
 }
 
 // Every script validates and reads first, and writes last: with any one
-// of the keys it touches holding a value of the wrong type, a call either
-// succeeds (the script tolerates that key) or fails having written
-// nothing at all.
+// of the keys it touches holding a value of the wrong type, or missing, a
+// call either succeeds (the script tolerates that key) or fails having
+// written nothing at all.
 func TestFailedScriptWritesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
@@ -349,6 +349,20 @@ func TestFailedScriptWritesNothing(t *testing.T) {
 				failed++
 				if got := snapshot(t, c); !maps.Equal(got, want) {
 					t.Errorf("with %s of the wrong type the call failed (%v) after writing: %s", k, err, diff(want, got))
+				}
+			}
+			// Each key missing in turn: a call fails having written nothing,
+			// or it succeeds.
+			for _, k := range touched {
+				must(t, c.FlushAll(ctx).Err())
+				sc.setup(t, r)
+				c.Del(ctx, k)
+				want := snapshot(t, c)
+				if err := sc.call(r); err != nil {
+					failed++
+					if got := snapshot(t, c); !maps.Equal(got, want) {
+						t.Errorf("with %s missing the call failed (%v) after writing: %s", k, err, diff(want, got))
+					}
 				}
 			}
 			t.Logf("%d keys touched, %d of them fail the call when foreign", len(touched), failed)
