@@ -393,3 +393,93 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// shape fingerprints every key of the server by name, type and size
+// (values written from the server's clock differ between runs; a
+// half-applied call still shows in which keys exist and how large they are).
+func shape(t *testing.T, c *redis.Client) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		typ := c.Type(ctx, k).Val()
+		var n int64
+		switch typ {
+		case "hash":
+			n = c.HLen(ctx, k).Val()
+		case "zset":
+			n = c.ZCard(ctx, k).Val()
+		case "set":
+			n = c.SCard(ctx, k).Val()
+		case "list":
+			n = c.LLen(ctx, k).Val()
+		case "string":
+			n = c.StrLen(ctx, k).Val()
+		}
+		out[k] = fmt.Sprintf("%s/%d", typ, n)
+	}
+	return out
+}
+
+// A call that times out while Redis stalls (SIGSTOP) ran whole or not at
+// all once Redis answers again, for every script method: the namespace has
+// the shape it had before the call, or the shape the call leaves when it
+// runs undisturbed.
+func TestStalledCallIsWholeOrNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, sc := range scriptCases() {
+		t.Run(sc.name, func(t *testing.T) {
+			r := New(c, "ns")
+			must(t, c.FlushAll(ctx).Err())
+			sc.setup(t, r)
+			before := shape(t, c)
+			if err := sc.call(r); err != nil {
+				t.Fatalf("on good data: %v", err)
+			}
+			after := shape(t, c)
+
+			must(t, c.FlushAll(ctx).Err())
+			sc.setup(t, r)
+			stalled := redis.NewClient(&redis.Options{Network: srv.Network(), Addr: srv.Addr(),
+				ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, MaxRetries: -1})
+			defer stalled.Close()
+			srv.Pause()
+			err := sc.call(New(stalled, "ns"))
+			time.Sleep(50 * time.Millisecond)
+			srv.Resume()
+			if err == nil {
+				t.Fatal("the call returned while Redis was stopped")
+			}
+			got := waitShape(t, c, before, after)
+			if !maps.Equal(got, before) && !maps.Equal(got, after) {
+				t.Errorf("after a stalled call: %v\nwant the shape before %v\nor after %v", got, before, after)
+			}
+		})
+	}
+}
+
+// waitShape returns the namespace's shape once it is one of want (the
+// stalled call may still reach Redis after it answers again), or after a
+// second.
+func waitShape(t *testing.T, c *redis.Client, want ...map[string]string) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		got := shape(t, c)
+		for _, w := range want {
+			if maps.Equal(got, w) {
+				return got
+			}
+		}
+		if time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
