@@ -316,13 +316,7 @@ func TestFailedScriptWritesNothing(t *testing.T) {
 	for _, sc := range scriptCases() {
 		t.Run(sc.name, func(t *testing.T) {
 			r := New(c, "ns")
-			must(t, c.FlushAll(ctx).Err())
-			sc.setup(t, r)
-			before := snapshot(t, c)
-			if err := sc.call(r); err != nil {
-				t.Fatalf("on good data: %v", err)
-			}
-			after := snapshot(t, c)
+			before, after := undisturbed(t, c, r, sc, snapshot)
 			// The keys it may touch: those of the setup and those it wrote.
 			touched := slices.Sorted(maps.Keys(after))
 			for k := range before {
@@ -436,13 +430,7 @@ func TestStalledCallIsWholeOrNothing(t *testing.T) {
 	for _, sc := range scriptCases() {
 		t.Run(sc.name, func(t *testing.T) {
 			r := New(c, "ns")
-			must(t, c.FlushAll(ctx).Err())
-			sc.setup(t, r)
-			before := shape(t, c)
-			if err := sc.call(r); err != nil {
-				t.Fatalf("on good data: %v", err)
-			}
-			after := shape(t, c)
+			before, after := undisturbed(t, c, r, sc, shape)
 
 			must(t, c.FlushAll(ctx).Err())
 			sc.setup(t, r)
@@ -482,4 +470,17 @@ func waitShape(t *testing.T, c *redis.Client, want ...map[string]string) map[str
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// undisturbed runs sc on a flushed server and returns the server's state
+// (as state reads it) before and after the call, which must succeed.
+func undisturbed(t *testing.T, c *redis.Client, r *RDB, sc scriptCase, state func(*testing.T, *redis.Client) map[string]string) (before, after map[string]string) {
+	t.Helper()
+	must(t, c.FlushAll(context.Background()).Err())
+	sc.setup(t, r)
+	before = state(t, c)
+	if err := sc.call(r); err != nil {
+		t.Fatalf("on good data: %v", err)
+	}
+	return before, state(t, c)
 }
