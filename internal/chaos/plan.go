@@ -61,6 +61,7 @@ type Fault struct {
 	Latency, Jitter time.Duration
 }
 
+// String is the fault as the progress log prints it.
 func (f Fault) String() string {
 	target := fmt.Sprintf("w%d", f.Target)
 	switch f.Target {

@@ -77,6 +77,8 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 	return st, nil
 }
 
+// AllNil reports whether every value of an HMGET reply is nil: none of
+// the fields exists (for a hash, the hash itself may not).
 func AllNil(vals []any) bool {
 	for _, v := range vals {
 		if v != nil {
