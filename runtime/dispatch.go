@@ -25,12 +25,13 @@ type dispatcher struct {
 	*engine
 	mu        sync.Mutex
 	ignored   map[string]int64          // due members this process cannot run, by score; guarded by mu
+	deferred  map[string]int64          // due members whose claim waits for a lock holder's run lease, until (unix ms); guarded by mu
 	badStatus onceSet                   // "task|status" of unknown statuses logged (dispatch goroutine only)
 	share     atomic.Pointer[peerShare] // this process's share of each instant, set by the maintainer
 }
 
 func newDispatcher(e *engine) *dispatcher {
-	return &dispatcher{engine: e, ignored: make(map[string]int64)}
+	return &dispatcher{engine: e, ignored: make(map[string]int64), deferred: make(map[string]int64)}
 }
 
 // fire is one claimed run, handed from the dispatch loop to a worker.
@@ -320,10 +321,16 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	}
 	var due []string
 	tied := tiedTasks{after: -1}
-	nextMS := int64(-1)
+	nextMS, retryMS := int64(-1), int64(-1)
 	for _, z := range head {
 		member, score := z.Member, z.Score
 		if dp.isIgnored(member, score) {
+			continue
+		}
+		if until, ok := dp.deferredUntil(member, nowMS); ok {
+			if retryMS < 0 || until < retryMS {
+				retryMS = until
+			}
 			continue
 		}
 		if score > nowMS {
@@ -343,6 +350,9 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	}
 	if len(due) == 0 {
 		tied.all = tied.all || len(head) < read
+		if retryMS > 0 && (nextMS < 0 || retryMS < nextMS) {
+			return retryMS, 0, tied, nil // a deferred claim comes first
+		}
 		return nextMS, 0, tied, nil
 	}
 	fires, err := dp.prepare(ctx, now, due)
@@ -514,6 +524,8 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 			started++
 		case rdb.FireEarly:
 			early = true
+		case rdb.FireDeferred:
+			dp.deferClaim(f.state.Member, r.RetryMS)
 		case rdb.FireLocked:
 			dp.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
 			dp.skipped(ctx, f, SkipRunning)
@@ -561,6 +573,32 @@ func (dp *dispatcher) ignoredCount() int {
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
 	return len(dp.ignored)
+}
+
+// deferClaim makes the claim of a due member wait until untilMS: its lock's
+// holder has a run lease that runs out by then (rdb.FireDeferred). The
+// claim then takes a dead holder's lock over, or skips the fire if the
+// holder renewed.
+func (dp *dispatcher) deferClaim(member string, untilMS int64) {
+	dp.mu.Lock()
+	dp.deferred[member] = untilMS + 1 // the lease has run out strictly after its deadline
+	dp.mu.Unlock()
+}
+
+// deferredUntil reports whether the claim of member waits, and until when
+// (unix ms); a wait that is over is forgotten.
+func (dp *dispatcher) deferredUntil(member string, nowMS int64) (int64, bool) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	until, ok := dp.deferred[member]
+	if !ok {
+		return 0, false
+	}
+	if until <= nowMS {
+		delete(dp.deferred, member)
+		return 0, false
+	}
+	return until, true
 }
 
 // forgetIgnored clears the ignored set, so every skipped entry is looked

@@ -105,8 +105,8 @@
 //     skipped and recorded in the history.
 //   - A run whose process dies is recorded as abandoned and the task keeps
 //     its schedule: a non-concurrent task's lock is taken over by the claim
-//     of its first instant after the run's run lease expired (WithRunLease,
-//     1.5 s), any other run is recorded within about the process TTL
+//     of its next instant, which waits for the run's run lease to run out
+//     (WithRunLease, 1.5 s), any other run is recorded within about the process TTL
 //     (WithProcessTTL); a job whose process dies is delivered again (at
 //     least once) with its attempt number increased.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and

@@ -54,7 +54,7 @@ const (
 	// DefaultRunLease is how long a run stays its process's without a
 	// renewal of its run lease (WithRunLease): a pause of the process of
 	// up to 5/6 of it (1.25 s) is tolerated; a killed process's lock is
-	// taken over at the first instant after it.
+	// taken over when it runs out, by the claim of the task's next instant.
 	DefaultRunLease = 1500 * time.Millisecond
 	// MinRunLease and MaxRunLease bound WithRunLease.
 	MinRunLease, MaxRunLease = 300 * time.Millisecond, 10 * time.Minute
@@ -371,8 +371,9 @@ func WithProcessTTL(d time.Duration) Option {
 // dead process). A claim that finds a non-concurrent task's lock held by
 // a run whose run lease expired, while Redis served steadily (pulses at
 // most TTL/2 apart) for a whole TTL, records that run abandoned and takes
-// the lock: a killed process's task fires again at the first instant more
-// than TTL after its last renewal, instead of after the process TTL. So a
+// the lock (a claim that finds the lease running out within a TTL of its
+// instant waits for it): a killed process's task fires its next instant
+// about a TTL after its last renewal, instead of after the process TTL. So a
 // process stopped (a GC or VM pause, SIGSTOP) or cut off from Redis for
 // longer than 5/6 of the TTL loses its runs in progress: another process
 // may start the task while the stopped handler, once continued, still

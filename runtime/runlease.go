@@ -20,16 +20,18 @@ import (
 //
 //   - kill -> lease expired: at most the TTL after the last renewal that
 //     landed, so at most 1.5 s after the kill (1.25-1.5 s);
-//   - lease expired -> takeover: the claim of the first instant after
-//     that (0 to one interval of the task: a claim happens only at an
-//     instant);
+//   - lease expired -> takeover: the claim of the task's next instant
+//     that finds the lock held by a run whose lease runs out within a TTL
+//     of the instant defers (rdb.FireDeferred: nothing written) until the
+//     deadline and claims again (dispatcher.deferClaim), so a
+//     millisecond after the expiry;
 //   - takeover -> handler start: the claim's own round trip (about a
 //     millisecond).
 //
-// So an every:1s task whose run is killed in the first 0.5 s of its
-// second fires elsewhere 2 s after its instant, 1.5-2 s after the kill
-// (S5b in BENCHMARKS.md: 1.9 s); killed later in its second, the next
-// instant but one, up to TTL + 1 s after the kill.
+// So an every:1s task runs its next instant elsewhere 1.25-1.5 s after the
+// kill, wherever in its second the kill lands. A live holder renews past
+// the deadline: the deferred claim then skips and records the fire, a
+// lease later than without the wait.
 //
 // Pause tolerance: a run lease that landed at t lasts until t + TTL and
 // the next renewal leaves TTL/6 later, so a process stopped for less than

@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ const (
 	FireWon            FireOutcome = "fire"              // it runs: lock (if not concurrent) and lease taken
 	FireWonForeignLock FireOutcome = "fire-foreign-lock" // it runs; a lock without expiry was replaced
 	FireTakeover       FireOutcome = "fire-takeover"     // it runs; the lock's holder was recorded abandoned (FireResult.Holder)
+	FireDeferred       FireOutcome = "deferred"          // the lock's holder's run lease runs out soon: nothing written; claim again at FireResult.RetryMS
 	FireStale          FireOutcome = "stale"             // another process claimed the instant
 	FireEarly          FireOutcome = "early"             // not due yet by the server's clock
 	FireMissing        FireOutcome = "missing"           // no task hash: the queue entry was removed
@@ -45,8 +47,9 @@ const (
 func (o FireOutcome) Won() bool { return o == FireWon || o == FireWonForeignLock || o == FireTakeover }
 
 // FireResult is what a claim did with one candidate; Holder is set with
-// FireTakeover.
+// FireTakeover, RetryMS with FireDeferred.
 type FireResult struct {
+	RetryMS int64
 	Outcome FireOutcome
 	Holder  Holder
 }
@@ -205,7 +208,22 @@ for i = 0, n - 1 do
             end
           end
         end
-        if not got then
+        local deferto
+        if not got and nxt ~= '0' and alive_ok then
+          -- The holder's run lease runs out within a lease of this
+          -- instant: wait for it (nothing written), so that a dead
+          -- holder's lock is taken over then, not at an instant later.
+          -- A live holder renews past fire + ttl, and the retry skips.
+          local held = redis.pcall('GET', lock)
+          local hp, hf
+          if type(held) == 'string' then hp, hf = string.match(held, '^(.*)|(%d+)$') end
+          local dl = hp and tonumber(redis.call('ZSCORE', KEYS[3], member .. '@' .. hf))
+          if dl and dl >= now and dl <= tonumber(fire) + ttl then deferto = dl end
+        end
+        if deferto then
+          if nxt ~= '0' then table.remove(queued); table.remove(queued) end
+          res = 'deferred|' .. deferto
+        elseif not got then
           skip('previous run still running')
           res = 'locked'
         else
@@ -223,7 +241,7 @@ for i = 0, n - 1 do
       end
       if fired then
         redis.call('HSET', task, 'next_run', nxt, 'last_run', fire)
-      else
+      elseif string.sub(res, 1, 8) ~= 'deferred' then
         redis.call('HSET', task, 'next_run', nxt)
       end
     end
@@ -257,6 +275,11 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 	}
 	out := make([]FireResult, len(res))
 	for i, s := range res {
+		if at, ok := strings.CutPrefix(s, string(FireDeferred)+"|"); ok {
+			ms, _ := strconv.ParseFloat(at, 64)
+			out[i] = FireResult{Outcome: FireDeferred, RetryMS: int64(ms)}
+			continue
+		}
 		if held, ok := strings.CutPrefix(s, string(FireTakeover)+"|"); ok {
 			p, f, _ := ParseLockValue(held)
 			out[i] = FireResult{Outcome: FireTakeover, Holder: Holder{Process: p, FireMS: f}}

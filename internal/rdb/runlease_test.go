@@ -2,9 +2,11 @@ package rdb
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocrontab/crontab/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -150,5 +152,58 @@ func TestRenewRunLeases(t *testing.T) {
 	}
 	if got := c.HGet(ctx, r.k.Pulse(), "since").Val(); got == "5" || got < since {
 		t.Errorf("since %s after a gap, want it reset to now", got)
+	}
+}
+
+// A claim that finds the lock held by a run whose run lease runs out
+// within a lease of the instant waits for it: it writes nothing and
+// returns the deadline (FireDeferred). A lease that runs past that is a
+// live holder: the fire is skipped and recorded, as ever.
+func TestClaimDefersToAHoldersRunLease(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	ttl := testLeases.TTL.Milliseconds()
+	for _, tc := range []struct {
+		name     string
+		deadline int64 // the holder's run lease, from the instant (ms)
+		defer_   bool
+	}{
+		{"runs out within a lease of the instant", ttl - 100, true},
+		{"runs out a lease after the instant", ttl, true},
+		{"renewed past it", ttl + 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			must(t, c.FlushAll(ctx).Err())
+			now := c.Time(ctx).Val().UnixMilli()
+			fire := now - 10 // due
+			held := RunID("a", fire-1000)
+			must(t, c.HSet(ctx, r.k.Task("a"), "next_run", fire, "status", "active", "concurrent", "0").Err())
+			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(fire), Member: "a"}).Err())
+			must(t, c.Set(ctx, r.k.Lock("a"), LockValue("p", fire-1000), time.Minute).Err())
+			must(t, c.SAdd(ctx, r.k.Running(), held).Err())
+			must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(fire + tc.deadline), Member: held}).Err())
+			must(t, c.HSet(ctx, r.k.Pulse(), "last", now, "since", now-60_000).Err())
+			before := snapshot(t, c)
+			cand := FireCandidate{Task: "a", FireMS: fire, NextMS: fire + 1000, RunID: RunID("a", fire),
+				Lease: Lease{Process: "q", Task: "a", Fire: fire, Start: fire}.Encode()}
+			out, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{cand}), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.defer_ {
+				if out[0].Outcome != FireLocked {
+					t.Fatalf("outcome %+v, want the fire skipped (locked)", out[0])
+				}
+				return
+			}
+			if out[0].Outcome != FireDeferred || out[0].RetryMS != fire+tc.deadline {
+				t.Fatalf("result %+v, want deferred to %d", out[0], fire+tc.deadline)
+			}
+			if got := snapshot(t, c); !maps.Equal(got, before) {
+				t.Errorf("a deferred claim wrote: %s", diff(before, got))
+			}
+		})
 	}
 }
