@@ -25,11 +25,9 @@ var ErrDuplicate = errors.New("crontab: duplicate job id")
 // reads history. Producers that run no scheduler use it alone. It is safe
 // for concurrent use.
 type Client struct {
-	rdb  redis.UniversalClient
 	db   *rdb.RDB
 	reg  *Registry
 	opts options
-	keys keys
 	err  error // a bad option or a nil client: every method returns it
 }
 
@@ -44,7 +42,7 @@ func NewClient(client redis.UniversalClient, reg *Registry, opts ...Option) *Cli
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Client{rdb: client, db: rdb.New(client, o.namespace), reg: reg, opts: o, keys: newKeys(o.namespace), err: err}
+	return &Client{db: rdb.New(client, o.namespace), reg: reg, opts: o, err: err}
 }
 
 // Err returns the error that every method of c returns: a bad option given

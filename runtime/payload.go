@@ -54,7 +54,6 @@ const (
 	fieldMisfire    = rdb.FieldMisfire
 	fieldParams     = rdb.FieldParams
 	fieldTimeout    = rdb.FieldTimeout
-	fieldRetries    = rdb.FieldRetries
 )
 
 func ms(t time.Time) int64     { return rdb.MS(t) }

@@ -175,7 +175,7 @@ for i = 0, n - 1 do
         res = 'misfire'
       else
         local timeout = tonumber(h[4]) or 300000
-        local got, foreign, holder = true, false, nil
+        local got, foreign, holder, deferto = true, false, nil, nil
         if h[3] ~= '1' then
           got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
           if not got and redis.call('PTTL', lock) == -1 then
@@ -185,11 +185,14 @@ for i = 0, n - 1 do
             got, foreign = true, true
           end
           if not got then
+            -- The holder's run, named by its lock value, and its run
+            -- lease's deadline (nil: none, an older version's lock).
             local held = redis.pcall('GET', lock)
             local hp, hf
             if type(held) == 'string' then hp, hf = string.match(held, '^(.*)|(%d+)$') end
             local hid = hp and (member .. '@' .. hf)
-            if hid and expired(hid) and steady() then
+            local dl = hid and alive_ok and tonumber(redis.call('ZSCORE', KEYS[3], hid))
+            if dl and dl < now and steady() then
               -- The holder's process is gone: record its run abandoned
               -- (once: only while it is still in running) and take the lock.
               if redis.call('SREM', KEYS[2], hid) == 1 then
@@ -205,23 +208,18 @@ for i = 0, n - 1 do
               redis.call('ZREM', KEYS[3], hid)
               redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'PX', timeout)
               got = true
+            elseif dl and dl >= now and dl <= tonumber(fire) + ttl and nxt ~= '0' then
+              -- The holder's run lease runs out within a lease of this
+              -- instant: wait for it (nothing written), so that a dead
+              -- holder's lock is taken over then, not at an instant later.
+              -- A live holder renews past fire + ttl, and the retry skips.
+              deferto = dl
             end
           end
         end
-        local deferto
-        if not got and nxt ~= '0' and alive_ok then
-          -- The holder's run lease runs out within a lease of this
-          -- instant: wait for it (nothing written), so that a dead
-          -- holder's lock is taken over then, not at an instant later.
-          -- A live holder renews past fire + ttl, and the retry skips.
-          local held = redis.pcall('GET', lock)
-          local hp, hf
-          if type(held) == 'string' then hp, hf = string.match(held, '^(.*)|(%d+)$') end
-          local dl = hp and tonumber(redis.call('ZSCORE', KEYS[3], member .. '@' .. hf))
-          if dl and dl >= now and dl <= tonumber(fire) + ttl then deferto = dl end
-        end
         if deferto then
-          if nxt ~= '0' then table.remove(queued); table.remove(queued) end
+          table.remove(queued) -- the queue entry stays at fire (nxt is not '0' here)
+          table.remove(queued)
           res = 'deferred|' .. deferto
         elseif not got then
           skip('previous run still running')
@@ -465,7 +463,7 @@ return 1
 // call each, in one pipeline.
 // Failure: each call is independent and only extends expiries.
 func (r *RDB) RenewRuns(ctx context.Context, runs []RunRenewal) error {
-	_, err := Pipelined(ctx, r.c, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
+	_, err := pipelined(ctx, r.c, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
 		for _, run := range runs {
 			renewScript.EvalSha(ctx, pipe, []string{r.k.Lock(run.Task), r.k.Run(run.RunID)},
 				run.LockValue, run.Lease, run.TTL.Milliseconds())

@@ -45,7 +45,7 @@ func (r *RDB) ReadTasks(ctx context.Context, names []string) ([]TaskRead, map[st
 		lock  *redis.StringCmd
 	}
 	var running *redis.StringSliceCmd
-	probes, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []probe {
+	probes, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []probe {
 		ps := make([]probe, len(names))
 		for i, n := range names {
 			ps[i] = probe{pipe.HGetAll(ctx, r.k.Task(n)), pipe.ZScore(ctx, r.k.Queue(), n), pipe.Get(ctx, r.k.Lock(n))}
@@ -161,7 +161,7 @@ func (r *RDB) ReadJobData(ctx context.Context, ids []string, dead, running bool)
 		return nil, nil
 	}
 	var data, attempts, owners *redis.SliceCmd
-	_, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
+	_, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
 		if dead {
 			data = pipe.HMGet(ctx, r.k.DeadData(), ids...)
 		} else {
@@ -204,7 +204,7 @@ type JobRead struct {
 func (r *RDB) ReadJob(ctx context.Context, id string) (j JobRead, found bool, err error) {
 	var pending, dead *redis.FloatCmd
 	var data, deadData, attempt, owner *redis.StringCmd
-	_, err = Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
+	_, err = pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
 		pending = pipe.ZScore(ctx, r.k.Jobs(), id)
 		dead = pipe.ZScore(ctx, r.k.Dead(), id)
 		data = pipe.HGet(ctx, r.k.JobData(), id)
@@ -261,7 +261,7 @@ func (r *RDB) ReadProcesses(ctx context.Context) ([]ProcessRead, string, error) 
 		return nil, "", err
 	}
 	var master *redis.StringCmd
-	hashes, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
+	hashes, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.MapStringStringCmd {
 		cmds := make([]*redis.MapStringStringCmd, len(beats))
 		for i, b := range beats {
 			id, _ := b.Member.(string)
@@ -296,7 +296,7 @@ type Counts struct {
 func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts, error) {
 	nowS, alive := strconv.FormatInt(nowMS, 10), strconv.FormatInt(aliveSinceMS, 10)
 	var repaired *redis.MapStringStringCmd
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
 		repaired = pipe.HGetAll(ctx, r.k.Sweep())
 		return []*redis.IntCmd{
 			pipe.SCard(ctx, r.k.Tasks()),

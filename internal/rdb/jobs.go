@@ -78,7 +78,7 @@ return out
 // writes; a failed call writes none of its jobs (the others' calls stand).
 func (r *RDB) Enqueue(ctx context.Context, jobs []NewJob) ([]int64, error) {
 	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Dead()}
-	cmds, err := Pipelined(ctx, r.c, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
+	cmds, err := pipelined(ctx, r.c, []*redis.Script{enqueueScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
 		var cmds []*redis.Cmd
 		for lo := 0; lo < len(jobs); lo += EnqueueBatch {
 			hi := min(lo+EnqueueBatch, len(jobs))

@@ -73,7 +73,7 @@ func (r *RDB) ProcessBeats(ctx context.Context) (map[string]int64, error) {
 // TypeDigests returns the task-type digest each process declared in its
 // heartbeat, "" for one without (gone, or not beaten yet).
 func (r *RDB) TypeDigests(ctx context.Context, ids []string) ([]string, error) {
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
 		for i, id := range ids {
 			cmds[i] = pipe.HGet(ctx, r.k.Process(id), "types")
@@ -209,7 +209,7 @@ func (r *RDB) TouchQueue(ctx context.Context) { _ = r.c.Exists(ctx, r.k.Queue())
 
 // KeyTypes returns the Redis type of each key ("none" when absent).
 func (r *RDB) KeyTypes(ctx context.Context, keys []string) ([]string, error) {
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StatusCmd {
 		cmds := make([]*redis.StatusCmd, len(keys))
 		for i, key := range keys {
 			cmds[i] = pipe.Type(ctx, key)
@@ -244,7 +244,7 @@ func (r *RDB) ReadRuns(ctx context.Context) ([]RunRead, error) {
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
 		for i, id := range ids {
 			cmds[i] = pipe.Get(ctx, r.k.Run(id))

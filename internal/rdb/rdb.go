@@ -53,11 +53,11 @@ func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
-// Pipelined runs fill in a pipeline and executes it. If the server lost
+// pipelined runs fill in a pipeline and executes it. If the server lost
 // its script cache (a restart), it loads scripts and runs once more. fill
 // must queue the same commands on every call; the commands of the last
 // execution are what it returned.
-func Pipelined[T any](ctx context.Context, c redis.UniversalClient, scripts []*redis.Script, fill func(redis.Pipeliner) T) (T, error) {
+func pipelined[T any](ctx context.Context, c redis.UniversalClient, scripts []*redis.Script, fill func(redis.Pipeliner) T) (T, error) {
 	var out T
 	for attempt := 0; ; attempt++ {
 		pipe := c.Pipeline()

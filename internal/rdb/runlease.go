@@ -100,9 +100,11 @@ type Holder struct {
 // luaTakeover is the part of the claim script that decides whether a held
 // lock may be taken over. It defines steady(), true when the pulse shows
 // Redis served steadily for the last lease_ttl (every pulse at most gap
-// after the one before, the latest within gap of now), and expired(hid),
-// true when run hid has a run lease whose deadline passed. It expects
-// now, KEYS[3] (alive), KEYS[4] (pulse), and the locals ttl and gap.
+// after the one before, the latest within gap of now), and alive_ok,
+// false when alive holds a foreign value (no run leases then). The claim
+// reads a holder's deadline itself (it also decides whether to defer). It
+// expects now, KEYS[3] (alive), KEYS[4] (pulse), and the locals ttl and
+// gap.
 const luaTakeover = `
 local alive_ok = type(redis.pcall('ZCARD', KEYS[3])) == 'number' -- a foreign value: no run leases
 local steady_v
@@ -116,10 +118,5 @@ local function steady()
     end
   end
   return steady_v
-end
-local function expired(hid)
-  if not alive_ok then return false end
-  local dl = tonumber(redis.call('ZSCORE', KEYS[3], hid))
-  return dl ~= nil and dl < now
 end
 `

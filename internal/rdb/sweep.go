@@ -441,7 +441,7 @@ func globEscape(s string) string {
 // getAll reads keys with one GET each, in one pipeline. A key that is
 // absent or of another type has no entry in the map.
 func (r *RDB) getAll(ctx context.Context, keys []string) (map[string]string, error) {
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(keys))
 		for i, k := range keys {
 			cmds[i] = pipe.Get(ctx, k)

@@ -100,7 +100,7 @@ type TaskStateRead struct {
 // ReadTaskStates reads the states of tasks in one pipeline. The error is
 // a failure to reach Redis; bad data is reported per task.
 func (r *RDB) ReadTaskStates(ctx context.Context, tasks []string) ([]TaskStateRead, error) {
-	cmds, err := Pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
 		cmds := make([]*redis.SliceCmd, len(tasks))
 		for i, m := range tasks {
 			cmds[i] = pipe.HMGet(ctx, r.k.Task(m), TaskStateFields...)

@@ -84,7 +84,7 @@ return changed
 // before its first write, so a foreign value fails that task's call having
 // written nothing (quarantine moves a foreign singleton aside).
 func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bool, error) {
-	cmds, err := Pipelined(ctx, r.c, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
+	cmds, err := pipelined(ctx, r.c, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
 		cmds := make([]*redis.Cmd, len(tasks))
 		for i, t := range tasks {
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
