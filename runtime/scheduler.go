@@ -102,6 +102,11 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 // heartbeats.
 func (s *Scheduler) ID() string { return s.id }
 
+// Ready returns a channel that is closed once Run has registered the tasks
+// and dispatch runs: from then on the scheduler claims due tasks and jobs.
+// It is never closed when Run fails to start.
+func (s *Scheduler) Ready() <-chan struct{} { return s.started }
+
 // Run registers the tasks and fires them until ctx ends, then shuts down
 // gracefully: it stops claiming, lets running handlers finish within the
 // grace period (then cancels their ctx), and releases its locks. It returns
