@@ -9,20 +9,19 @@ import (
 )
 
 // Provide gives the scheduler values of registered task or job types whose
-// fields hold dependencies (a database handle, a client, a logger);
-// Scheduler. Every run of such a type, a scheduled fire, a run-time task
-// or a job, gets its own shallow copy of the value, as a pointer to a fresh
-// copy, instead of the zero value New returns: a run-time task's parameters
-// and a job's payload are decoded into that copy, so tag the dependency
-// fields `json:"-"` and they survive the decoding. A value may be given as
-// T or *T, whatever the receiver of Handle; it is copied when NewScheduler
-// is called, so a later change to it is not seen. Types not provided get
-// New's value, as without this option.
+// fields hold dependencies, such as a database handle, a client or a
+// logger; Scheduler. Each run of such a type (a scheduled fire, a run-time
+// task, a job) gets a pointer to its own shallow copy of the value instead
+// of New's zero value, and a run-time task's parameters or a job's payload
+// are decoded into that copy: tag the dependency fields `json:"-"` so the
+// decoding leaves them alone. A value may be given as T or as *T (a
+// pointer receiver of Handle needs *T); it is copied by NewScheduler, so a
+// later change to it is not seen. Types not provided get New's value.
 //
 // The copy is shallow: a handler that sets a field changes its own copy
-// only, but maps, slices, pointers and interfaces in the fields are shared
-// by all runs, which may run concurrently, so what they refer to must be
-// safe for concurrent use.
+// only, but what maps, slices, pointers and interfaces in the fields refer
+// to is shared by every run, and runs may overlap, so it must be safe for
+// concurrent use.
 //
 // None by default. A nil value, a type that is not registered and a type
 // given twice (in one call or across calls) are errors from NewScheduler;
@@ -30,8 +29,8 @@ import (
 // and unused.
 //
 //	type Report struct {
-//		Store *Store `json:"-"` // a dependency
-//		Day   string // the payload
+//		Store *Store `json:"-"`   // a dependency
+//		Day   string `json:"day"` // the payload
 //	}
 //	s, err := tasks.NewScheduler(rdb, crontab.Provide(tasks.Report{Store: store}))
 func Provide(values ...TaskInterface) Option {
