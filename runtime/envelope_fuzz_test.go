@@ -120,7 +120,7 @@ func FuzzJobEnvelope(f *testing.F) {
 		if r == nil {
 			return // left for a process that knows the type
 		}
-		task, err := decodePayload(r, env.Payload)
+		task, err := decodePayload(r, newFromConfig, env.Payload)
 		if (task == nil) == (err == nil) {
 			t.Fatalf("decodePayload of %q = %v, %v; want a task or an error", raw, task, err)
 		}

@@ -118,10 +118,11 @@ func (tr *taskRunner) retryFire(typ, params string, retries int, runID string) {
 	tr.log.Info("failed run will be retried", "run", runID, "retries", retries)
 }
 
-// newTask builds the handler value: a new value of the registered type,
-// with the run-time task's parameters decoded into it.
+// newTask builds the handler value: a fresh copy of the type's provided
+// value (Provide) or a new value of the registered type, with the run-time
+// task's parameters decoded into it.
 func (tr *taskRunner) newTask(f *fire) (TaskInterface, error) {
-	task := f.reg.Config().New()
+	task := tr.newValue(f.reg)
 	if f.state.Params != "" {
 		if err := json.Unmarshal([]byte(f.state.Params), task); err != nil {
 			return nil, fmt.Errorf("decode params of task %q into %s: %w", f.state.Member, f.reg.Config().Class, err)

@@ -278,7 +278,7 @@ func (jr *jobRunner) executeJob(j *jobRun) {
 	rep, rec := jr.runHandler(handlerRun{
 		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: jr.id},
 		entry: j.reg,
-		build: func() (TaskInterface, error) { return decodePayload(j.reg, j.env.Payload) },
+		build: func() (TaskInterface, error) { return decodePayload(j.reg, jr.newValue, j.env.Payload) },
 	})
 	action, due := "ok", int64(0)
 	if rep.err != nil {

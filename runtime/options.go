@@ -102,6 +102,7 @@ type options struct {
 	localClock   func() time.Time
 	deadLetters  int
 	retryBackoff time.Duration
+	provide      []TaskInterface // Provide's values, checked by NewScheduler
 
 	// used lists the options given, by name and scope; errs their bad
 	// values. build turns both into one error.

@@ -21,16 +21,17 @@ var (
 	badEnvelope    = rdb.BadEnvelope
 )
 
-// decodePayload returns a new value of the registered type reg with the
-// JSON payload decoded into it. A panic in the type's own UnmarshalJSON is
-// an error, like a panic in its handler, not a dead scheduler.
-func decodePayload(reg *registry.Entry, payload json.RawMessage) (task TaskInterface, err error) {
+// decodePayload returns newValue(reg), a new value of the registered type
+// reg or a fresh copy of its provided value, with the JSON payload decoded
+// into it. A panic in New or in the type's own UnmarshalJSON is an error,
+// like a panic in its handler, not a dead scheduler.
+func decodePayload(reg *registry.Entry, newValue func(*registry.Entry) TaskInterface, payload json.RawMessage) (task TaskInterface, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			task, err = nil, fmt.Errorf("decode payload into %s: panic: %v\n%s", reg.Config().Class, p, debug.Stack())
 		}
 	}()
-	task = reg.Config().New()
+	task = newValue(reg)
 	if task == nil {
 		return nil, errors.New("New returned nil")
 	}

@@ -29,8 +29,9 @@ import (
 type handlerRun struct {
 	info  RunInfo
 	entry *registry.Entry
-	// build returns the handler value: a new value of the type, with the
-	// run-time task's parameters or the job's payload decoded into it.
+	// build returns the handler value: a new value of the type or a fresh
+	// copy of its provided value (provide.go), with the run-time task's
+	// parameters or the job's payload decoded into it.
 	build func() (TaskInterface, error)
 }
 

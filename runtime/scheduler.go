@@ -49,6 +49,10 @@ type engine struct {
 	wakeCh chan struct{}
 	slots  chan struct{} // one token per free worker
 
+	// provided builds the handler values of the types given to Provide,
+	// by task name (provide.go); other types use New.
+	provided map[string]*providedValue
+
 	running  sync.WaitGroup  // handlers, and runs not yet reported
 	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns context.CancelFunc
@@ -72,6 +76,10 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
+	provided, err := resolveProvided(reg, o.provide)
+	if err != nil {
+		return nil, err
+	}
 	if o.processID == "" {
 		o.processID = defaultProcessID()
 	}
@@ -88,6 +96,7 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		slots:   make(chan struct{}, o.workers),
 		started: make(chan struct{}),
 	}
+	e.provided = provided
 	for range o.workers {
 		e.slots <- struct{}{}
 	}

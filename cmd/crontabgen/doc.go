@@ -127,7 +127,9 @@
 //     embedded fields, pointers, slices, arrays, maps; fields tagged
 //     json:"-" and types with their own MarshalJSON, UnmarshalJSON,
 //     MarshalText or UnmarshalText are trusted). The error names the
-//     field's path, as Steps[].Run;
+//     field's path, as Steps[].Run. A field that holds a dependency (a
+//     DB handle, a client, a logger) is tagged json:"-" and its value
+//     given to the scheduler with crontab.Provide;
 //   - a //crontab: line anywhere else (on a func, method, var, const,
 //     field, the package clause, a type group, a line comment, a type
 //     inside a function, or in no doc comment at all) is an error, and so

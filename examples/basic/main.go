@@ -50,6 +50,8 @@ func run() error {
 		crontab.WithNamespace(namespace()),
 		crontab.WithGracePeriod(10*time.Second),
 		crontab.WithListener(crontab.ListenerFunc(printRun)),
+		// Each run of "minute report" gets a copy of this value, Store included.
+		crontab.Provide(&tasks.Report{Store: &tasks.Reports{}}),
 	)
 	if err != nil {
 		return err

@@ -394,7 +394,7 @@ func (g *generator) checkJSON(t *task, at token.Position) {
 			g.errs.add(at, "job type %s cannot round-trip through JSON: encoding/json cannot %s", t.typeName(), b.why)
 			continue
 		}
-		g.errs.add(at, "job type %s cannot round-trip through JSON: field %s (%s): encoding/json cannot %s; tag it `json:\"-\"` or change its type",
+		g.errs.add(at, "job type %s cannot round-trip through JSON: field %s (%s): encoding/json cannot %s; tag it `json:\"-\"` or change its type (a dependency field, such as a DB handle, a client or a logger, is tagged `json:\"-\"` and given with crontab.Provide)",
 			t.typeName(), b.path, ts, b.why)
 	}
 }

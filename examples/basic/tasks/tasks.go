@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	crontab "github.com/gocrontab/crontab/runtime"
@@ -25,20 +26,42 @@ func (Heartbeat) Handle(ctx context.Context) error {
 }
 
 // Report builds a (pretend) report at the top of every minute, in Berlin
-// time, and takes a few seconds doing it.
+// time, takes a few seconds doing it, and files it in Store, a dependency
+// that main gives the scheduler with crontab.Provide.
 //
 //crontab:name="minute report" expression="cron:* * * * *" tz="Europe/Berlin" timeout=30s
-type Report struct{}
+type Report struct {
+	Store *Reports `json:"-"` // a dependency, not a parameter
+}
 
-// Handle pretends to work for two seconds, or until ctx ends.
-func (*Report) Handle(ctx context.Context) error {
+// Handle pretends to work for two seconds, or until ctx ends, then files
+// the report.
+func (r *Report) Handle(ctx context.Context) error {
 	select {
 	case <-time.After(2 * time.Second):
-		slog.InfoContext(ctx, "report done", "fire", crontab.FireTime(ctx).Format(time.TimeOnly))
+		fire := crontab.FireTime(ctx)
+		n := r.Store.File(fire)
+		slog.InfoContext(ctx, "report done", "fire", fire.Format(time.TimeOnly), "reports", n)
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("report interrupted: %w", ctx.Err())
 	}
+}
+
+// Reports is an in-process store of the reports built, by fire time. It is
+// safe for concurrent use, as a dependency shared by every run must be.
+type Reports struct {
+	mu    sync.Mutex
+	fires []time.Time
+}
+
+// File stores the report of the fire at t and returns how many reports
+// this process has filed.
+func (s *Reports) File(t time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fires = append(s.fires, t)
+	return len(s.fires)
 }
 
 // CleanLogs removes log files older than a week.
