@@ -25,24 +25,39 @@
 //
 // # Running it
 //
-// From go generate, in a file of the package that gets the generated file:
-//
-//	//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o crontab_gen.go .
-//
-// go run builds crontabgen at the version of github.com/gocrontab/crontab
-// that go.mod requires. Since Go 1.24 a module can declare it as a tool
-// instead:
+// Declare crontabgen as a tool of the module that holds the tasks, once:
 //
 //	go get -tool github.com/gocrontab/crontab/cmd/crontabgen
 //
-// which adds "tool github.com/gocrontab/crontab/cmd/crontabgen" to go.mod;
-// then use
+// which adds "tool github.com/gocrontab/crontab/cmd/crontabgen" to go.mod
+// and requires the generator's own dependencies (golang.org/x/tools,
+// jennifer), so that go mod tidy keeps them. Like any go get without a
+// version, it also moves github.com/gocrontab/crontab to its latest release
+// (append @VERSION to pick one). go tool builds crontabgen at the version
+// go.mod requires, the one the program's runtime comes from, so the two
+// never disagree. Then, in a file of the package that gets the generated
+// file:
 //
 //	//go:generate go tool crontabgen -o crontab_gen.go .
 //
-// or run "go tool crontabgen" by hand. Either way, go generate runs it in
-// the directory of the file that holds the //go:generate line, and relative
-// paths are relative to that directory.
+// or run "go tool crontabgen" by hand. A module that pins its tools in a
+// tools.go file instead (a file with the constraint //go:build tools and
+// the blank import _ "github.com/gocrontab/crontab/cmd/crontabgen") uses
+//
+//	//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o crontab_gen.go .
+//
+// Without either, go.sum holds the checksums of what the program imports
+// (as after go mod tidy), not those of the generator's dependencies: go run
+// then fails with
+// "missing go.sum entry for module providing package
+// golang.org/x/tools/go/packages (imported by
+// github.com/gocrontab/crontab/internal/gen)", and go tool with
+// "no such tool". (Inside github.com/gocrontab/crontab itself, as in its
+// examples, go run works as is: the generator is part of the module.)
+//
+// Either way, go generate runs it in the directory of the file that holds
+// the //go:generate line, and relative paths are relative to that
+// directory.
 //
 // # What is scanned
 //

@@ -76,7 +76,9 @@ func copyCase(t testing.TB, name string) string {
 	return dst
 }
 
-var generateLine = regexp.MustCompile(`(?m)^//go:generate go run github\.com/gocrontab/crontab/cmd/crontabgen(.*)$`)
+// generateLine matches a case's //go:generate line in either documented
+// form: go run of the package, or go tool of the module's declared tool.
+var generateLine = regexp.MustCompile(`(?m)^//go:generate go (?:run github\.com/gocrontab/crontab/cmd/crontabgen|tool crontabgen)(.*)$`)
 
 // findGenerate returns the directory of the case's //go:generate line and
 // the crontabgen arguments on it.

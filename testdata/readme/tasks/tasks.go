@@ -4,7 +4,7 @@ package tasks
 
 import "context"
 
-//go:generate go run github.com/gocrontab/crontab/cmd/crontabgen -o crontab_gen.go .
+//go:generate go tool crontabgen -o crontab_gen.go .
 
 // Report builds the morning report on weekdays, in Berlin time.
 //
