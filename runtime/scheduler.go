@@ -157,8 +157,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	bg.Go(func() { s.maint.maintain(ctx) })
 	s.log.Info("scheduler started", "tasks", len(s.reg.Entries()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
+	s.health.state.Store(runRunning) // before Ready: a probe after Ready sees it
 	close(s.started)
-	s.health.state.Store(runRunning)
 	stopWatch := context.AfterFunc(ctx, func() { s.health.state.CompareAndSwap(runRunning, runStopping) })
 	defer stopWatch()
 
