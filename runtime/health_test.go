@@ -152,6 +152,9 @@ func TestHealthProbes(t *testing.T) {
 	waitFor(t, 3*time.Second, "readyz 503 once Redis is killed", func() bool {
 		return getProbe(t, hs, http.MethodGet, "/healthz/readyz").code == http.StatusServiceUnavailable
 	})
+	if p := expectProbe(t, hs, "/healthz/readyz", http.StatusServiceUnavailable); !strings.Contains(p.body.Redis, "refused") {
+		t.Errorf("readyz with Redis killed: %s, want the refused PING", p.raw)
+	}
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		expectProbe(t, hs, "/healthz/livez", http.StatusOK)
 	}
