@@ -65,10 +65,10 @@ func (s *Scheduler) startup(ctx context.Context) error {
 		}
 		wait := jitter(delay)
 		delay = min(2*delay, startMaxDelay)
-		s.log.Warn("waiting for Redis", "addr", addr, "attempt", attempt, "retry_in", wait.Round(time.Millisecond).String(), "err", err)
 		if !deadline.IsZero() {
 			wait = min(wait, time.Until(deadline))
 		}
+		s.log.Warn("waiting for Redis", "addr", addr, "attempt", attempt, "retry_in", wait.Round(time.Millisecond).String(), "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -82,6 +82,7 @@ func (s *Scheduler) startup(ctx context.Context) error {
 	}
 }
 
+// gaveUp is the error of a start that timed out (WithStartTimeout).
 func (s *Scheduler) gaveUp(addr string, attempts int, err error) error {
 	return fmt.Errorf("crontab: redis at %s not reachable after %v (%d attempts): %w", addr, s.opts.startTimeout, attempts, err)
 }
