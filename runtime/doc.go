@@ -117,4 +117,9 @@
 //     judged dead until all had a process TTL to check in again. RELIABILITY.md
 //     lists the faults, the tests that prove each guarantee, and the limits
 //     (asynchronous replication, handlers of a stopped process).
+//   - A process started while Redis is down or loading waits for it: Run
+//     retries its start with backoff (WithStartTimeout bounds the wait) and
+//     closes Ready once it registered. Scheduler.HealthHandler serves the
+//     liveness and readiness probes of Kubernetes; liveness does not fail
+//     because Redis is down.
 package runtime

@@ -76,6 +76,9 @@ func TestOptionsRefuseValuesOutsideTheirRange(t *testing.T) {
 		{"WithRetryBackoff", WithRetryBackoff(0)},
 		{"WithDeadLetters", WithDeadLetters(-1)},
 		{"WithLocalClock", WithLocalClock(nil)},
+		{"WithStartTimeout", WithStartTimeout(-time.Second)},
+		{"WithStartTimeout", WithStartTimeout(MinStartTimeout - time.Millisecond)},
+		{"WithStartTimeout", WithStartTimeout(MaxStartTimeout + time.Millisecond)},
 	}
 	for _, b := range bad {
 		_, err := NewScheduler(rdb, reg, b.opt)

@@ -48,9 +48,12 @@ func (mt *maintainer) maintain(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+		mt.health.tick()
 		if time.Since(lastQuarantine) > 10*mt.opts.heartbeat {
 			lastQuarantine = time.Now()
-			mt.quarantine(ctx)
+			if err := mt.quarantine(ctx); err != nil && ctx.Err() == nil {
+				mt.log.Warn("checking the types of the namespace's keys failed", "err", err)
+			}
 		}
 		beat := time.Now()
 		if err := mt.heartbeat(ctx); err != nil && ctx.Err() == nil {
@@ -99,6 +102,7 @@ func (mt *maintainer) keepAlive(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+		mt.health.tick()
 		if err := mt.heartbeat(ctx); err != nil {
 			if ctx.Err() == nil {
 				mt.log.Warn("heartbeat failed", "err", err)
@@ -124,7 +128,11 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	if err := mt.refreshPeers(ctx, live); err != nil {
 		return fmt.Errorf("reading the task types of live processes: %w", err)
 	}
-	return mt.refreshDeclared(ctx, now)
+	if err := mt.refreshDeclared(ctx, now); err != nil {
+		return err
+	}
+	mt.health.beat()
+	return nil
 }
 
 // renew extends the locks and leases of this process's runs in progress.

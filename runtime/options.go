@@ -68,6 +68,11 @@ const (
 	MaxDeadLetters = 10_000_000
 	// MaxProcessID is the longest process id, in bytes.
 	MaxProcessID = 200
+	// DefaultStartTimeout is WithStartTimeout's default: zero, Run waits
+	// for Redis until its ctx ends.
+	DefaultStartTimeout = time.Duration(0)
+	// MinStartTimeout and MaxStartTimeout bound a non-zero WithStartTimeout.
+	MinStartTimeout, MaxStartTimeout = 100 * time.Millisecond, 24 * time.Hour
 )
 
 // optionScope says who can use an option.
@@ -103,6 +108,7 @@ type options struct {
 	deadLetters  int
 	retryBackoff time.Duration
 	provide      []TaskInterface // Provide's values, checked by NewScheduler
+	startTimeout time.Duration
 
 	// used lists the options given, by name and scope; errs their bad
 	// values. build turns both into one error.
@@ -433,5 +439,25 @@ func WithLocalClock(now func() time.Time) Option {
 		}
 		o.use("WithLocalClock", scopeScheduler, "")
 		o.localClock = now
+	}
+}
+
+// WithStartTimeout bounds how long Run waits for Redis at start;
+// Scheduler. Run retries every step of its start that talks to Redis
+// (clock sync, quarantine, heartbeat, registration) while the error is
+// transient (Redis unreachable, timing out, loading its data, failing
+// over), backing off from 100ms to 5s; with a timeout it gives up once d
+// has passed since Run was called and returns the last error, wrapped with
+// the address and the number of attempts. The default is
+// DefaultStartTimeout: zero, Run waits until its ctx ends; a non-zero d
+// must be MinStartTimeout to MaxStartTimeout.
+func WithStartTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d != 0 && (d < MinStartTimeout || d > MaxStartTimeout) {
+			o.use("WithStartTimeout", scopeScheduler, "%v is outside [%v, %v] (0 waits until Run's ctx ends)", d, MinStartTimeout, MaxStartTimeout)
+			return
+		}
+		o.use("WithStartTimeout", scopeScheduler, "")
+		o.startTimeout = d
 	}
 }

@@ -10,8 +10,10 @@ import (
 // it, and logs it as an error. Every command on such a key fails with
 // WRONGTYPE, so without this one foreign value would stop the whole
 // namespace; the scheduler rebuilds what it needs (maintenance puts the
-// tasks back in the queue). It runs at start and periodically.
-func (mt *maintainer) quarantine(ctx context.Context) {
+// tasks back in the queue). It runs at start and periodically. It returns
+// the error of reading the keys' types (a value it cannot move aside is
+// logged, and the others are still moved).
+func (mt *maintainer) quarantine(ctx context.Context) error {
 	types := mt.keys.SingletonTypes()
 	names := make([]string, 0, len(types))
 	for key := range types {
@@ -19,10 +21,7 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 	}
 	found, err := mt.db.KeyTypes(ctx, names)
 	if err != nil {
-		if ctx.Err() == nil {
-			mt.log.Warn("checking the types of the namespace's keys failed", "err", err)
-		}
-		return
+		return err
 	}
 	for i, key := range names {
 		if t := found[i]; t == types[key] || t == "none" {
@@ -40,4 +39,5 @@ func (mt *maintainer) quarantine(ctx context.Context) {
 				"type", found, "want", types[key], "to", dest)
 		}
 	}
+	return nil
 }

@@ -57,6 +57,7 @@ type engine struct {
 	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
 	stopRuns context.CancelFunc
 	started  chan struct{} // closed once tasks are registered and dispatch begins
+	health   *healthState  // what the probes read (health.go)
 
 	tasks *taskRunner
 	jobs  *jobRunner
@@ -95,6 +96,7 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 		wakeCh:  make(chan struct{}, 1),
 		slots:   make(chan struct{}, o.workers),
 		started: make(chan struct{}),
+		health:  newHealthState(),
 	}
 	e.provided = provided
 	for range o.workers {
@@ -118,19 +120,32 @@ func (s *Scheduler) Ready() <-chan struct{} { return s.started }
 
 // Run registers the tasks and fires them until ctx ends, then shuts down
 // gracefully: it stops claiming, lets running handlers finish within the
-// grace period (then cancels their ctx), and releases its locks. It returns
-// nil after a graceful shutdown, or the error that kept it from starting.
+// grace period (then cancels their ctx), and releases its locks.
+//
+// At start Run waits for Redis: every step that talks to it (the clock
+// sync with Redis TIME, the quarantine of foreign values, the first
+// heartbeat, the registration of the tasks) is tried again, all of them
+// from the first, while it fails with a transient error: Redis refuses,
+// resets or times out connections, or replies LOADING, BUSY, MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN, READONLY, NOREPLICAS or max clients. The retries back off from
+// 100ms, doubling up to 5s, with ±20% jitter; each failed attempt is logged
+// at warning level with the address of Redis, the attempt and the delay.
+// A permanent error (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE, OOM, a script
+// error, a closed client) is returned at once. With WithStartTimeout, Run
+// gives up after that long and returns the last error, wrapped with the
+// address and the attempts. Ready is closed once the start succeeds.
+//
+// Run returns nil after a graceful shutdown, and also when ctx ends before
+// the start succeeds (a supervisor stopping a process that never got Redis
+// is not a failure); else the error that kept it from starting.
 func (s *Scheduler) Run(ctx context.Context) error {
-	if err := s.clock.Sync(ctx, 5); err != nil {
-		return err
-	}
-	s.start = s.clock.Now()
-	s.maint.quarantine(ctx)
-	s.maint.digest = registryDigest(s.reg)
-	if err := s.maint.heartbeat(ctx); err != nil {
-		return fmt.Errorf("crontab: heartbeat: %w", err)
-	}
-	if err := s.maint.register(ctx); err != nil {
+	s.health.state.Store(runStarting)
+	defer s.health.state.Store(runReturned)
+	if err := s.startup(ctx); err != nil {
+		if errors.Is(err, errStopped) {
+			s.log.Info("scheduler stopped before it started: its ctx ended")
+			return nil
+		}
 		return err
 	}
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
@@ -151,7 +166,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	bg.Go(func() { s.maint.maintain(ctx) })
 	s.log.Info("scheduler started", "tasks", len(s.reg.Entries()), "namespace", s.opts.namespace,
 		"clock_offset", s.clock.Offset().String())
+	s.health.state.Store(runRunning) // before Ready: a probe after Ready sees it
 	close(s.started)
+	stopWatch := context.AfterFunc(ctx, func() { s.health.state.CompareAndSwap(runRunning, runStopping) })
+	defer stopWatch()
 
 	s.disp.dispatch(ctx)
 	s.jobs.closing.Store(true)

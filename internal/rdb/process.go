@@ -268,3 +268,17 @@ func (r *RDB) LockHolder(ctx context.Context, task string) string {
 	v, _ := r.c.Get(ctx, r.k.Lock(task)).Result()
 	return v
 }
+
+// Ping sends PING to the server that holds the namespace: the master of
+// the namespace's hash slot on a Redis Cluster (every key of a namespace
+// lives there), the client's server otherwise.
+func (r *RDB) Ping(ctx context.Context) error {
+	if cc, ok := r.c.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, r.k.Meta())
+		if err != nil {
+			return err
+		}
+		return node.Ping(ctx).Err()
+	}
+	return r.c.Ping(ctx).Err()
+}
