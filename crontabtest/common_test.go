@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gocrontab/crontab/crontabtest"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
@@ -124,4 +126,11 @@ func (r *recorder) options() []crontab.Option {
 		crontab.WithMiddleware(mw("outer")),
 		crontab.WithMiddleware(mw("inner")),
 	}
+}
+
+// newClient returns a client with opts, closed at t's cleanup.
+func newClient(t testing.TB, opts *redis.Options) *redis.Client {
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

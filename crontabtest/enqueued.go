@@ -165,8 +165,15 @@ func requireEnqueued[T crontab.TaskInterface](ctx context.Context, tb testing.TB
 		return found
 	}
 	var b strings.Builder
+	state := "job"
+	if q.state != "" {
+		state = string(q.state) + " job"
+	}
 	fmt.Fprintf(&b, "crontabtest: %s: want %d %s of %q (%v)%s, found %d in namespace %q",
-		caller, want, plural(want, "job"), name, typ, q.describe(), len(found), q.namespace)
+		caller, want, plural(want, state), name, typ, q.describe(), len(found), q.namespace)
+	if caller == "RequireEnqueued" && len(found) > 1 {
+		b.WriteString(" (RequireEnqueuedMany asserts several)")
+	}
 	b.WriteString(listJobs(ctx, in, matched))
 	tb.Fatalf("%s", b.String())
 	return nil
@@ -201,8 +208,6 @@ func (q jobQuery) describe() string {
 	var parts []string
 	if q.state == "" {
 		parts = append(parts, "in any state")
-	} else {
-		parts = append(parts, string(q.state))
 	}
 	if q.due {
 		parts = append(parts, fmt.Sprintf("due between %s and %s", stamp(q.from), stamp(q.to)))
@@ -210,7 +215,10 @@ func (q jobQuery) describe() string {
 	if n := len(q.match); n > 0 {
 		parts = append(parts, fmt.Sprintf("accepted by %d Match %s", n, plural(n, "func")))
 	}
-	return ", " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, ", ")
 }
 
 // listJobs lists the jobs of the namespace, up to listLimit of each state,
