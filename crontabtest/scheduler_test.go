@@ -99,6 +99,9 @@ func TestRunUntil(t *testing.T) {
 		t.Fatal(err)
 	}
 	crontabtest.RunUntil(ctx, t, s, 5*time.Second, func() bool { return fired.Load() > 0 })
+	if fired.Load() == 0 {
+		t.Error("RunUntil returned before the condition held")
+	}
 	procs, err := crontab.NewInspector(rdb).Processes(ctx)
 	if err != nil || len(procs) != 0 {
 		t.Errorf("after RunUntil: processes %+v, %v; want the scheduler gone", procs, err)
