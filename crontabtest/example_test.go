@@ -119,8 +119,12 @@ func (s *slow) Handle(ctx context.Context) error {
 	if !s.wait {
 		panic("not waiting")
 	}
-	<-ctx.Done()
-	return ctx.Err()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(5 * time.Second):
+		return errors.New("no deadline came")
+	}
 }
 
 // Fire a schedule's next instants now: three days of a daily report,

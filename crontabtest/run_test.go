@@ -82,7 +82,14 @@ func TestRunFailures(t *testing.T) {
 		New: func() crontab.TaskInterface { return new(probe) }})
 	r := crontabtest.NewRunner(t, reg, crontab.WithLogger(nil))
 
-	err := r.Run(t.Context(), t, &probe{Do: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }})
+	err := r.Run(t.Context(), t, &probe{Do: func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+			return errors.New("no deadline came")
+		}
+	}})
 	if err == nil || err.Error() != "timeout 50ms exceeded: context deadline exceeded" || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("overrun: %v", err)
 	}
