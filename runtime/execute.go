@@ -89,7 +89,7 @@ func (tr *taskRunner) startRun(f *fire) {
 // its outcome; a failed run is retried once the outcome is written, and the
 // hooks and listeners are told then (run.go).
 func (tr *taskRunner) execute(f *fire, run *inflightRun) {
-	rep, rec := tr.runHandler(handlerRun{
+	rep, rec := tr.runHandler(tr.runCtx, handlerRun{
 		info:  RunInfo{Task: f.state.Member, Fire: f.at, Attempt: 1, Process: tr.id},
 		entry: f.reg,
 		build: func() (TaskInterface, error) { return tr.newTask(f) },

@@ -275,7 +275,7 @@ func (jr *jobRunner) executeJob(j *jobRun) {
 		jr.releaseJob(j)
 		return
 	}
-	rep, rec := jr.runHandler(handlerRun{
+	rep, rec := jr.runHandler(jr.runCtx, handlerRun{
 		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: jr.id},
 		entry: j.reg,
 		build: func() (TaskInterface, error) { return decodePayload(j.reg, jr.newValue, j.env.Payload) },

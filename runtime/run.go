@@ -44,10 +44,11 @@ type runReport struct {
 	err   error
 }
 
-// runHandler runs h's handler and returns its report and history record.
-func (e *engine) runHandler(h handlerRun) (*runReport, Record) {
+// runHandler runs h's handler with a ctx derived from parent (a
+// scheduler's runCtx) and returns its report and history record.
+func (e *engine) runHandler(parent context.Context, h handlerRun) (*runReport, Record) {
 	timeout := h.entry.Config().Timeout
-	ctx, cancel := context.WithTimeout(withRun(e.runCtx, h.info), timeout)
+	ctx, cancel := context.WithTimeout(withRun(parent, h.info), timeout)
 	defer cancel()
 	start := e.clock.Now()
 	task, err := h.build()

@@ -15,7 +15,8 @@
 // Rules the helper enforces or makes easy:
 //
 //   - redis-server must be installed. When it is not on PATH the test fails
-//     (it is never skipped) with the hint `apt-get install -y redis-server`.
+//     (it is never skipped) with the hints `apt-get install -y redis-server`
+//     and `brew install redis`.
 //   - Servers listen on loopback only (127.0.0.1 on a free port chosen by the
 //     helper, or a unix socket with [WithUnixSocket]); their data and log live
 //     in t.TempDir.
@@ -61,8 +62,9 @@ import (
 )
 
 const (
-	// installHint is how to get redis-server on the machines this project uses.
-	installHint = "apt-get install -y redis-server"
+	// installHint is how to get redis-server on the machines this project
+	// (and a user's tests, through crontabtest) use.
+	installHint = "`apt-get install -y redis-server` (Debian, Ubuntu) or `brew install redis` (macOS)"
 	// startTimeout bounds the wait for a started server to answer PING.
 	startTimeout = 10 * time.Second
 	// stopTimeout bounds the wait for a graceful stop before SIGKILL, and
@@ -315,7 +317,7 @@ func launchServer(cfg config, dir string) (*Server, error) {
 func lookServer() (string, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return "", fmt.Errorf("redis-server is not on PATH (%v); tests that talk to Redis run against a real server: install it with `%s`", err, installHint)
+		return "", fmt.Errorf("redis-server is not on PATH (%v); tests that talk to Redis run against a real server: install it with %s", err, installHint)
 	}
 	return bin, nil
 }
