@@ -127,18 +127,20 @@ func TestRunUntilTimesOut(t *testing.T) {
 	}
 }
 
-// A scheduler whose Run fails to start fails the test with Run's error;
+// A scheduler whose Run fails to start (here: Redis does not answer
+// within its start timeout) fails the test with Run's error;
 // its stop is harmless after that.
 func TestRunSchedulerReportsRunsError(t *testing.T) {
 	t.Parallel()
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 	t.Cleanup(func() { _ = dead.Close() })
-	s, err := crontab.NewScheduler(dead, jobTypes(t), crontab.WithLogger(nil), crontab.WithProcessID("kit-3"))
+	s, err := crontab.NewScheduler(dead, jobTypes(t), crontab.WithLogger(nil), crontab.WithProcessID("kit-3"),
+		crontab.WithStartTimeout(300*time.Millisecond)) // Run waits for Redis otherwise
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := mustFail(t, func(tb testing.TB) { crontabtest.RunScheduler(t.Context(), tb, s) })
-	wantIn(t, out, "crontabtest: scheduler kit-3: Run returned before it was ready: crontab: read redis TIME:")
+	wantIn(t, out, "crontabtest: scheduler kit-3: Run returned before it was ready: crontab: redis at 127.0.0.1:1 not reachable after 300ms")
 	wantIn(t, mustFail(t, func(tb testing.TB) { crontabtest.RunUntil(t.Context(), tb, s, time.Second, nil) }),
 		"crontabtest: RunUntil: nil condition")
 }
