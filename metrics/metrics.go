@@ -36,7 +36,7 @@
 //	crontab_runs_total{task,outcome}            completed runs; outcome ok or failed
 //	crontab_skipped_fires_total{task,reason}    fires that did not run; reason running (the lock was held), paused or misfire
 //	crontab_run_duration_seconds{task}          histogram of handler run time
-//	crontab_fire_lag_seconds{task}              histogram of handler start minus scheduled instant (or job due time)
+//	crontab_fire_lag_seconds{task}              histogram of handler start minus when the attempt became due (RunInfo.Due)
 //	crontab_runs_in_progress{task}              handlers running now
 //	crontab_abandoned_runs_total{task}          runs whose process died (counted by the master process)
 //	crontab_job_redeliveries_total              jobs whose lease expired and were delivered again (master)
@@ -159,7 +159,7 @@ func New(opts ...Option) *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name("run_duration_seconds"), ConstLabels: c.constLabels,
 			Help: "How long handlers ran.", Buckets: durationBuckets}, []string{"task"}),
 		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name("fire_lag_seconds"), ConstLabels: c.constLabels,
-			Help: "Handler start minus the scheduled instant (or the job's due time).", Buckets: lagBuckets}, []string{"task"}),
+			Help: "Handler start minus when the attempt became due (the scheduled instant, or a job attempt's due time).", Buckets: lagBuckets}, []string{"task"}),
 		inProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name("runs_in_progress"), ConstLabels: c.constLabels,
 			Help: "Handlers running now in this process."}, []string{"task"}),
 		abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: name("abandoned_runs_total"), ConstLabels: c.constLabels,
@@ -220,8 +220,12 @@ func (m *Metrics) Listener() crontab.Listener {
 		}
 		m.runs.WithLabelValues(r.Task, outcome).Inc()
 		m.duration.WithLabelValues(r.Task).Observe(r.Cost.Seconds())
-		if !r.Fire.IsZero() && !r.Start.IsZero() {
-			m.lag.WithLabelValues(r.Task).Observe(max(r.Start.Sub(r.Fire), 0).Seconds())
+		due := r.Due // when this attempt became due: a retry's backoff is no lag
+		if due.IsZero() {
+			due = r.Fire
+		}
+		if !due.IsZero() && !r.Start.IsZero() {
+			m.lag.WithLabelValues(r.Task).Observe(max(r.Start.Sub(due), 0).Seconds())
 		}
 	})
 }

@@ -8,7 +8,8 @@
 //	crontab.task       the task's name (a job's type name)
 //	crontab.job_id     the job's id (jobs only)
 //	crontab.attempt    the attempt number, from 1
-//	crontab.fire_time  the scheduled instant (a job's due time), RFC 3339 with nanoseconds
+//	crontab.fire_time  the scheduled instant (RunInfo.Fire: a job's first due time), RFC 3339 with nanoseconds
+//	crontab.due_time   when this attempt became due (RunInfo.Due), RFC 3339 with nanoseconds; set when it differs from fire_time
 //	crontab.process    the id of the process that runs it
 //
 // A failed run (an error, or a panic turned into one) sets the span's
@@ -45,7 +46,10 @@ const (
 	AttrJobID    = attribute.Key("crontab.job_id")
 	AttrAttempt  = attribute.Key("crontab.attempt")
 	AttrFireTime = attribute.Key("crontab.fire_time")
-	AttrProcess  = attribute.Key("crontab.process")
+	// AttrDueTime is when the attempt became due, set when it differs
+	// from the scheduled instant (a retry, a redelivery).
+	AttrDueTime = attribute.Key("crontab.due_time")
+	AttrProcess = attribute.Key("crontab.process")
 )
 
 // Option configures Middleware.
@@ -79,6 +83,9 @@ func Middleware(opts ...Option) crontab.Middleware {
 			AttrAttempt.Int(run.Attempt),
 			AttrFireTime.String(run.Fire.UTC().Format(time.RFC3339Nano)),
 			AttrProcess.String(run.Process),
+		}
+		if !run.Due.IsZero() && !run.Due.Equal(run.Fire) {
+			attrs = append(attrs, AttrDueTime.String(run.Due.UTC().Format(time.RFC3339Nano)))
 		}
 		if run.JobID != "" {
 			attrs = append(attrs, AttrJobID.String(run.JobID))

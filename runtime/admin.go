@@ -384,8 +384,15 @@ type JobInfo struct {
 	Payload json.RawMessage
 	// Retries is the job's own retry count, or -1 for the type's default.
 	Retries int
-	// Due is when a pending job is due.
+	// Due is when a pending job is due (this attempt's due time: a retry's
+	// backoff end, a redelivery's moment).
 	Due time.Time
+	// FirstDue is when the job was first due: the scheduled instant its
+	// runs report as RunInfo.Fire, kept across releases, retries,
+	// redeliveries and a retry from the dead letters (for the retry of a
+	// scheduled fire, the fire's instant). Job sets it; Jobs leaves it zero
+	// except where the job's envelope carries it.
+	FirstDue time.Time
 	// Attempts counts the attempts made so far, a running job's own
 	// included.
 	Attempts int
@@ -522,6 +529,9 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 		return j
 	}
 	j.Task, j.Payload = env.Task, env.Payload
+	if env.Fire > 0 {
+		j.FirstDue = fromMS(env.Fire)
+	}
 	if env.Retries != nil {
 		j.Retries = *env.Retries
 	}
@@ -547,14 +557,29 @@ func (in *Inspector) Job(ctx context.Context, id string) (JobInfo, error) {
 	case read.Pending:
 		j := jobInfo(id, JobPending, read.Envelope)
 		j.Due, j.Attempts = fromMS(read.DueMS), int(read.Attempts)
+		j.setFirstDue(read)
 		return j, nil
 	case read.Running:
 		j := jobInfo(id, JobRunning, read.Envelope)
 		j.Owner, j.Attempts = rdb.ClaimProcess(read.Claim), int(read.Attempts)+1
 		j.LeaseUntil = fromMS(read.LeaseMS)
+		j.setFirstDue(read)
 		return j, nil
 	}
 	return jobInfo(id, JobDead, read.Envelope), nil
+}
+
+// setFirstDue sets a pending or running job's FirstDue, unless its envelope
+// gave it: the first due kept when it was put back, else the due it is
+// pending at or was claimed at.
+func (j *JobInfo) setFirstDue(read rdb.JobRead) {
+	switch {
+	case !j.FirstDue.IsZero():
+	case read.FirstDueMS > 0:
+		j.FirstDue = fromMS(read.FirstDueMS)
+	case read.DueMS > 0:
+		j.FirstDue = fromMS(read.DueMS)
+	}
 }
 
 // ProcessInfo is one scheduler process, from its heartbeat.
@@ -629,7 +654,7 @@ type Overview struct {
 	// ProcessInfo.Alive).
 	Processes int64
 	// Repaired counts, by kind (RepairJob, RepairClaim, RepairLease,
-	// RepairRunning, RepairLock, RepairQueue), the broken states the
+	// RepairRunning, RepairLock, RepairQueue, RepairDue), the broken states the
 	// master's invariant sweep has repaired in the namespace since its
 	// counters were created: totals that only grow, every kind present (0
 	// when none was found). Anything but 0 points at a fault or a bug

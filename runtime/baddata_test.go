@@ -336,6 +336,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"jobs", keys.Jobs, "zset"},
 		{"jobs:data", keys.JobData, "hash"},
 		{"jobs:attempt", keys.Attempts, "hash"},
+		{"jobs:first", keys.FirstDue, "hash"},
 		{"jobs:lease", keys.Leases, "zset"},
 		{"jobs:owner", keys.Owners, "hash"},
 		{"dead", keys.Dead, "zset"},

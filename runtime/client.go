@@ -56,8 +56,14 @@ type enqueueOptions struct {
 	at      time.Time
 	delay   time.Duration
 	id      string
-	retries int // -1: the type's default
+	retries int       // -1: the type's default
+	fire    time.Time // the scheduled instant its runs report, when not its first due
 }
+
+// scheduledAt makes the job's runs report fire as their scheduled instant
+// (RunInfo.Fire) instead of the job's first due time: the retry of a
+// scheduled fire (retryFire).
+func scheduledAt(fire time.Time) EnqueueOption { return func(o *enqueueOptions) { o.fire = fire } }
 
 // At runs the job at t (Redis server time). Without At or In the job is due
 // at once.
@@ -161,6 +167,9 @@ func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOpt
 	env := envelope{Task: name, Payload: payload}
 	if o.retries >= 0 {
 		env.Retries = &o.retries
+	}
+	if !o.fire.IsZero() {
+		env.Fire = ms(o.fire)
 	}
 	b, err := json.Marshal(env)
 	if err != nil {

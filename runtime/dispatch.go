@@ -612,6 +612,6 @@ func (dp *dispatcher) forgetIgnored() {
 // skipped tells the Skipped hook of a fire that did not run.
 func (dp *dispatcher) skipped(ctx context.Context, f *fire, reason SkipReason) {
 	if h := dp.opts.hooks.Skipped; h != nil {
-		h(ctx, RunInfo{Task: f.state.Member, Fire: f.at, Process: dp.id}, reason)
+		h(ctx, RunInfo{Task: f.state.Member, Fire: f.at, Due: f.at, Process: dp.id}, reason)
 	}
 }

@@ -66,7 +66,8 @@
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
 //	{ns}:jobs           ZSET job id -> due (unix ms)
 //	{ns}:jobs:data      HASH job id -> envelope JSON
-//	{ns}:jobs:owner     HASH job id -> id of the claim ("<process>#<n>") running it
+//	{ns}:jobs:owner     HASH job id -> "<claim id>|<due ms>": the claim ("<process>#<n>") running it, and the due it was claimed at
+//	{ns}:jobs:first     HASH job id -> when a job put back in the queue (released, retried, redelivered) was first due
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
@@ -91,7 +92,9 @@
 //
 // The HSET must come first (or both in MULTI). "task" is the registered
 // name of the job type (the directive's name); "payload" is the JSON the
-// type decodes; an optional "retries" overrides the type's retry count. The
+// type decodes; an optional "retries" overrides the type's retry count, and
+// an optional "fire" (unix ms) the scheduled instant its runs report
+// (RunInfo.Fire; by default the job's first due time). The
 // id must be unique among pending, running and dead jobs. Cancel is
 // ZREM {ns}:jobs <id> followed, if it removed one, by HDEL of the data.
 //
@@ -109,6 +112,11 @@
 //     (WithRunLease, 1.5 s), any other run is recorded within about the process TTL
 //     (WithProcessTTL); a job whose process dies is delivered again (at
 //     least once) with its attempt number increased.
+//   - Every attempt of a job reports the same scheduled instant
+//     (RunInfo.Fire, FireTime): when the job was first due, whatever
+//     releases, retries and redeliveries moved it since; the retry of a
+//     failed scheduled fire reports the fire's instant. When the attempt
+//     itself became due is RunInfo.Due.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and
 //     skipped (a key of the layout holding the wrong type is moved aside to
 //     {ns}:quarantine:<name>:<ms>).

@@ -90,14 +90,14 @@ func (tr *taskRunner) startRun(f *fire) {
 // hooks and listeners are told then (run.go).
 func (tr *taskRunner) execute(f *fire, run *inflightRun) {
 	rep, rec := tr.runHandler(tr.runCtx, handlerRun{
-		info:  RunInfo{Task: f.state.Member, Fire: f.at, Attempt: 1, Process: tr.id},
+		info:  RunInfo{Task: f.state.Member, Fire: f.at, Due: f.at, Attempt: 1, Process: tr.id},
 		entry: f.reg,
 		build: func() (TaskInterface, error) { return tr.newTask(f) },
 	})
 	run.finished.Store(true)
 	tr.finish(f, run, rec, rep)
 	if rep.err != nil && f.reg.Config().Retries > 0 {
-		tr.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID)
+		tr.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID, f.at)
 	}
 }
 
@@ -105,12 +105,15 @@ func (tr *taskRunner) execute(f *fire, run *inflightRun) {
 // one-off job of the task's type (with its parameters), after the first
 // backoff and with retries-1 further attempts. The schedule does not move.
 // The job's id is derived from the run id, so a fire is retried once even
-// if two processes decide to retry it.
-func (tr *taskRunner) retryFire(typ, params string, retries int, runID string) {
+// if two processes decide to retry it; its envelope carries the fire's
+// instant, which its runs report as RunInfo.Fire (their Due is the
+// backoff's end).
+func (tr *taskRunner) retryFire(typ, params string, retries int, runID string, fire time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := Client{db: tr.db, reg: tr.reg, opts: tr.opts}
-	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(tr.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"))
+	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(tr.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"),
+		scheduledAt(fire))
 	if err != nil && !errors.Is(err, ErrDuplicate) {
 		tr.log.Error("could not schedule the retry of a failed run", "run", runID, "err", err)
 		return

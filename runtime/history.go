@@ -14,7 +14,8 @@ type Record struct {
 	Task string
 	// JobID is set for enqueued jobs.
 	JobID string
-	// Fire is the scheduled instant.
+	// Fire is the scheduled instant (RunInfo.Fire: a job's first due time, the
+	// same on every attempt).
 	Fire time.Time
 	// Start and End bound the handler's run (Redis server time); both equal
 	// the claim time for a skipped fire.

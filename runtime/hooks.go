@@ -28,8 +28,20 @@ type RunInfo struct {
 	Task string
 	// JobID is the job's id for an enqueued job, empty for a scheduled fire.
 	JobID string
-	// Fire is the scheduled instant.
+	// Fire is the scheduled instant: for a scheduled fire its instant; for
+	// an enqueued job when it was first due (its enqueue's due time, kept
+	// across releases, retries and redeliveries, and a retry from the dead
+	// letters); for the job that retries a failed or abandoned scheduled
+	// fire, that fire's instant. It is the same for every attempt of a run,
+	// so with Task (and JobID) it makes an idempotency key (FireTime).
 	Fire time.Time
+	// Due is when this attempt became due: the queue score a job was
+	// claimed at (a retry's backoff end, the moment a job was given back or
+	// redelivered, the moment it was retried from the dead letters); equal
+	// to Fire for a first attempt and for a scheduled fire. Due minus Fire
+	// is how long retries and redeliveries delayed the run; the handler's
+	// start minus Due is its lag.
+	Due time.Time
 	// Attempt counts from 1.
 	Attempt int
 	// Process is the id of the process that runs it.
@@ -85,7 +97,7 @@ type Hooks struct {
 	// Repaired is called, in the master, after its invariant sweep (or,
 	// for RepairRunning, its reap of abandoned runs) repaired n > 0 broken
 	// states of one kind (RepairJob, RepairClaim, RepairLease,
-	// RepairRunning, RepairLock, RepairQueue), each already counted in
+	// RepairRunning, RepairLock, RepairQueue, RepairDue), each already counted in
 	// Overview.Repaired.
 	Repaired func(ctx context.Context, kind string, n int)
 }

@@ -85,7 +85,7 @@ func TestBurstOfJobsRunsOnceWithBatchedAcks(t *testing.T) {
 	if dead, _ := rdb.ZCard(ctx, k.Dead()).Result(); dead != failing {
 		t.Errorf("%d dead letters, want %d", dead, failing)
 	}
-	for _, key := range []string{k.JobData(), k.Attempts(), k.Owners()} {
+	for _, key := range []string{k.JobData(), k.Attempts(), k.Owners(), k.FirstDue()} {
 		if left, _ := rdb.HLen(ctx, key).Result(); left != 0 {
 			t.Errorf("%s holds %d fields after the burst", key, left)
 		}

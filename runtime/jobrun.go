@@ -16,7 +16,8 @@ import (
 // jobRun is one claimed delivery of a job.
 type jobRun struct {
 	id      string
-	due     time.Time
+	due     time.Time // when this delivery became due: the score it was claimed at (RunInfo.Due)
+	fire    time.Time // its scheduled instant (RunInfo.Fire): its first due, or its envelope's fire
 	attempt int
 	env     envelope
 	raw     string // the envelope as stored
@@ -43,8 +44,8 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	claimed := make([]*jobRun, len(jobs))
 	now := time.Now()
 	for i, j := range jobs {
-		claimed[i] = &jobRun{id: j.ID, due: time.UnixMilli(j.DueMS), attempt: j.Attempt, raw: j.Envelope,
-			claim: claim, claimed: now}
+		claimed[i] = &jobRun{id: j.ID, due: time.UnixMilli(j.DueMS), fire: time.UnixMilli(j.FirstDueMS),
+			attempt: j.Attempt, raw: j.Envelope, claim: claim, claimed: now}
 	}
 	if len(claimed) > 0 {
 		jr.mu.Lock()
@@ -271,12 +272,15 @@ func (jr *jobRunner) executeJob(j *jobRun) {
 		return
 	}
 	j.env = env
+	if env.Fire > 0 {
+		j.fire = time.UnixMilli(env.Fire) // the scheduled fire this job retries, or its first due before it died
+	}
 	if j.reg = jr.reg.Entry(j.env.Task); j.reg == nil {
 		jr.releaseJob(j)
 		return
 	}
 	rep, rec := jr.runHandler(jr.runCtx, handlerRun{
-		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.due, Attempt: j.attempt, Process: jr.id},
+		info:  RunInfo{Task: j.env.Task, JobID: j.id, Fire: j.fire, Due: j.due, Attempt: j.attempt, Process: jr.id},
 		entry: j.reg,
 		build: func() (TaskInterface, error) { return decodePayload(j.reg, jr.newValue, j.env.Payload) },
 	})
@@ -377,6 +381,9 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 	for i, a := range batch {
 		t := a.j.env.Task
 		ack := rdb.JobAck{ID: a.j.id, Claim: a.j.claim, Action: rdb.AckAction(a.action), DueMS: a.due}
+		if a.action == "retry" || a.action == "release" {
+			ack.FirstDueMS = ms(a.j.fire) // kept unless one is kept already
+		}
 		if a.action != "release" {
 			// A release counts no run and writes no record: it needs no
 			// type, and its job may not even be decoded.
@@ -391,6 +398,7 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 		if a.action == "dead" {
 			env := a.j.env
 			env.Error, env.Failed, env.Attempts = a.rec.Error, ms(a.rec.End), a.j.attempt
+			env.Fire = ms(a.j.fire) // a retry from the dead letters keeps the scheduled instant
 			b, _ := json.Marshal(env)
 			ack.DeadEnvelope = string(b)
 		}
@@ -447,7 +455,7 @@ func (jr *jobRunner) deadJob(j *jobRun, err error) {
 	jr.log.Error("bad job data; moved to the dead letters", "job", j.id, "err", err)
 	j.env = badEnvelope(j.raw)
 	now := jr.clock.Now()
-	jr.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.due, Start: now, End: now,
+	jr.endJob(j, "dead", 0, Record{Task: "?", JobID: j.id, Fire: j.fire, Start: now, End: now,
 		Outcome: OutcomeFailed, Error: err.Error(), Process: jr.id, Attempt: j.attempt}, nil)
 }
 

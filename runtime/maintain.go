@@ -275,22 +275,22 @@ func (mt *maintainer) reap(ctx context.Context) error {
 				mt.countRepaired(ctx, RepairRunning, id) // a running entry without its lease (sweep.go)
 			}
 			if h := mt.opts.hooks.Abandoned; h != nil {
-				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Attempt: 1, Process: l.Process})
+				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Due: fromMS(l.Fire), Attempt: 1, Process: l.Process})
 			}
-			mt.retryAbandoned(ctx, l.Task, id)
+			mt.retryAbandoned(ctx, l.Task, id, fromMS(l.Fire))
 		}
 	}
 	return nil
 }
 
 // retryAbandoned re-runs an abandoned fire when its task has retries.
-func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string) {
+func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string, fire time.Time) {
 	typ, params, retries, err := mt.db.TaskRetry(ctx, task)
 	if err != nil {
 		return
 	}
 	if typ != "" && retries > 0 {
-		mt.tasks.retryFire(typ, params, retries, runID)
+		mt.tasks.retryFire(typ, params, retries, runID, fire)
 	}
 }
 

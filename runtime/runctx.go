@@ -19,9 +19,11 @@ func Run(ctx context.Context) (RunInfo, bool) {
 	return run, ok
 }
 
-// FireTime returns the scheduled instant of the run ctx belongs to, or the
-// zero Time outside a handler. Together with TaskName it makes an
-// idempotency key.
+// FireTime returns the scheduled instant of the run ctx belongs to
+// (RunInfo.Fire), or the zero Time outside a handler. It is the same for
+// every attempt of the run (a job's retries and redeliveries, the retry of
+// a scheduled fire), so together with TaskName it makes an idempotency
+// key. When the attempt became due is RunInfo.Due (see Run).
 func FireTime(ctx context.Context) time.Time {
 	run, _ := Run(ctx)
 	return run.Fire

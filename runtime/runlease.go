@@ -135,8 +135,8 @@ func (mt *maintainer) tookOver(f *fire, h rdb.Holder) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if hook := mt.opts.hooks.Abandoned; hook != nil {
-			hook(ctx, RunInfo{Task: task, Fire: at, Attempt: 1, Process: h.Process})
+			hook(ctx, RunInfo{Task: task, Fire: at, Due: at, Attempt: 1, Process: h.Process})
 		}
-		mt.retryAbandoned(ctx, task, rdb.RunID(task, h.FireMS))
+		mt.retryAbandoned(ctx, task, rdb.RunID(task, h.FireMS), at)
 	})
 }

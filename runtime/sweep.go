@@ -34,6 +34,9 @@ package runtime
 //     them there; the sweep itself only removes entries that are not run
 //     ids ("task@fire"), which reap skips.
 //   - queue: a queue member with no task hash. It is removed from the queue.
+//   - due: a first-due field (jobs:first: when a job put back in the queue
+//     was first due) whose job no longer exists (no jobs:data entry). It
+//     is removed.
 //
 // Bounds: every scan asks for sweepCount elements (COUNT), a master tick
 // makes at most sweepCallsPerTick scan calls, and a pass starts
@@ -73,6 +76,9 @@ const (
 	RepairLock = rdb.RepairLock
 	// RepairQueue counts queue members with no task hash, removed.
 	RepairQueue = rdb.RepairQueue
+	// RepairDue counts first-due fields (when a job put back in the queue
+	// was first due) of jobs that no longer exist, removed.
+	RepairDue = rdb.RepairDue
 )
 
 // RepairKinds returns the kinds of repair, in the order the operator's
@@ -133,6 +139,9 @@ var sweepSteps = []sweepStep{
 	}),
 	sweepPage(RepairLock, func(mt *maintainer, ctx context.Context, c uint64) (uint64, []string, error) {
 		return mt.db.SweepLocks(ctx, c, sweepCount, mt.lostRuns(ctx))
+	}),
+	sweepPage(RepairDue, func(mt *maintainer, ctx context.Context, c uint64) (uint64, []string, error) {
+		return mt.db.SweepFirstDue(ctx, c, sweepCount)
 	}),
 }
 

@@ -118,7 +118,8 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	ttl := time.Minute
 	// Orphans.
 	must(client.HSet(ctx, k.JobData(), "lost", env("lost"), "stale-owner", env("stale-owner")).Err())
-	must(client.HSet(ctx, k.Owners(), "stale-owner", "gone#1").Err())
+	must(client.HSet(ctx, k.Owners(), "stale-owner", rdb.OwnerValue("gone#1", 1234)).Err())
+	must(client.HSet(ctx, k.FirstDue(), "gone-job", 77).Err()) // its job no longer exists
 	must(client.ZAdd(ctx, k.Leases(), redisZ(nowMS+60e3, "gone#2")).Err())
 	must(client.Set(ctx, k.Run("t-pair@1000"), leaseValue("gone", "t-pair", 1000, 1000), ttl).Err())
 	must(client.Set(ctx, k.Lock("t-pair"), "gone|1000", ttl).Err())
@@ -130,6 +131,7 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	must(client.HSet(ctx, k.JobData(), "pending", env("pending"), "inflight", env("inflight")).Err())
 	must(client.ZAdd(ctx, k.Jobs(), redisZ(nowMS+3600e3, "pending")).Err())
 	must(client.HSet(ctx, k.Owners(), "inflight", "alive#1").Err())
+	must(client.HSet(ctx, k.FirstDue(), "pending", 55).Err()) // a pending job put back before
 	must(client.ZAdd(ctx, k.Leases(), redisZ(nowMS+60e3, "alive#1")).Err())
 	must(client.ZAdd(ctx, k.Dead(), redisZ(nowMS, "dead")).Err())
 	must(client.HSet(ctx, k.DeadData(), "dead", env("dead")).Err())
@@ -141,7 +143,7 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 
 	sweepPass(t, s)
 
-	want := map[string]int64{RepairJob: 2, RepairClaim: 1, RepairLease: 1, RepairRunning: 1, RepairLock: 2, RepairQueue: 1}
+	want := map[string]int64{RepairJob: 2, RepairClaim: 1, RepairLease: 1, RepairRunning: 1, RepairLock: 2, RepairQueue: 1, RepairDue: 1}
 	got := repairedCounts(t, client)
 	for kind, n := range want {
 		if got[kind] != n {
@@ -159,6 +161,17 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	}
 	if client.HExists(ctx, k.Owners(), "stale-owner").Val() {
 		t.Error("the stale owner of a re-queued job is still there")
+	}
+	// The stale owner's claimed due is kept as the job's first due; the
+	// first due of a gone job is removed, a pending job's kept.
+	if got := client.HGet(ctx, k.FirstDue(), "stale-owner").Val(); got != "1234" {
+		t.Errorf("first due of the re-queued stale-owner job = %q, want its claimed due 1234", got)
+	}
+	if client.HExists(ctx, k.FirstDue(), "gone-job").Val() {
+		t.Error("the first due of a job that no longer exists is still there")
+	}
+	if got := client.HGet(ctx, k.FirstDue(), "pending").Val(); got != "55" {
+		t.Errorf("first due of the pending job = %q, want 55 untouched", got)
 	}
 	if client.ZScore(ctx, k.Leases(), "gone#2").Err() != redis.Nil {
 		t.Error("the claim lease that owns no job is still there")
@@ -357,7 +370,8 @@ func TestSweepRequeuedJobRunsAndInFlightStateIsKept(t *testing.T) {
 	if id := rdb.RunID("sweep-long", fire); !client.SIsMember(ctx, k.Running(), id).Val() || client.Exists(ctx, k.Run(id)).Val() != 1 {
 		t.Errorf("the running task (process %s) lost its running entry or lease", process)
 	}
-	if got := client.HGet(ctx, k.Owners(), slowID).Val(); got != owner || client.ZScore(ctx, k.Leases(), owner).Err() != nil {
+	claim, _ := rdb.ParseOwner(owner)
+	if got := client.HGet(ctx, k.Owners(), slowID).Val(); got != owner || client.ZScore(ctx, k.Leases(), claim).Err() != nil {
 		t.Errorf("the running job's owner %q (was %q) or its claim's lease was touched", got, owner)
 	}
 	got := repairedCounts(t, client)

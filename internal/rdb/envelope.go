@@ -13,9 +13,16 @@ type Envelope struct {
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	Retries  *int            `json:"retries,omitempty"`
 	Enqueued int64           `json:"enqueued,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Failed   int64           `json:"failed,omitempty"`
-	Attempts int             `json:"attempts,omitempty"`
+	// Fire, when set (unix ms), is the job's scheduled instant, which its
+	// runs report as RunInfo.Fire whatever its due time: the instant of
+	// the scheduled fire a retry job re-runs, or, in a dead letter and in
+	// a job retried from the dead letters, when the job was first due.
+	// Omitted (0) for a job enqueued as such: its first due time is its
+	// scheduled instant.
+	Fire     int64  `json:"fire,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Failed   int64  `json:"failed,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
 }
 
 // DecodeEnvelope decodes a job's envelope as stored in jobs:data. An
@@ -51,8 +58,8 @@ func BadEnvelope(raw string) Envelope {
 }
 
 // decodeEnvelopeFast decodes raw when it has exactly the shape the client
-// writes: {"task":"name","payload":value,"retries":n,"enqueued":n}, in
-// that order, without whitespace, payload, retries and enqueued optional,
+// writes: {"task":"name","payload":value,"retries":n,"enqueued":n,"fire":n},
+// in that order, without whitespace, payload, retries, enqueued and fire optional,
 // the name plain printable ASCII without escapes, the payload any valid
 // JSON but null. It reports false for anything else, without an error: the
 // caller then decodes with encoding/json.
@@ -96,6 +103,14 @@ func decodeEnvelopeFast(raw string) (Envelope, bool) {
 			return Envelope{}, false
 		}
 		env.Enqueued = v
+		rest = r[n:]
+	}
+	if r, ok := strings.CutPrefix(rest, `,"fire":`); ok {
+		v, n, ok := jsonInt(r)
+		if !ok {
+			return Envelope{}, false
+		}
+		env.Fire = v
 		rest = r[n:]
 	}
 	return env, rest == "}"

@@ -19,6 +19,9 @@ func FuzzEnvelopeFastPath(f *testing.F) {
 		`{"task":"a","payload":{"n":1}}x`,
 		`{"task":"a\u0041"}`,
 		`{"task":"a","retries":99999999999999999999}`,
+		`{"task":"a","payload":{},"retries":2,"fire":1719590400000}`,
+		`{"task":"a","fire":-5}`,
+		`{"task":"a","fire":1e3}`,
 	} {
 		f.Add(seed)
 	}
@@ -33,7 +36,7 @@ func FuzzEnvelopeFastPath(f *testing.F) {
 		}
 		if fast.Task == "" || fast.Task != slow.Task || !bytes.Equal(fast.Payload, slow.Payload) ||
 			(fast.Retries == nil) != (slow.Retries == nil) || (fast.Retries != nil && *fast.Retries != *slow.Retries) ||
-			fast.Enqueued != slow.Enqueued || slow.Error != "" || slow.Failed != 0 || slow.Attempts != 0 {
+			fast.Enqueued != slow.Enqueued || fast.Fire != slow.Fire || slow.Error != "" || slow.Failed != 0 || slow.Attempts != 0 {
 			t.Fatalf("%q: fast path %+v, encoding/json %+v", raw, fast, slow)
 		}
 	})
@@ -46,6 +49,7 @@ func TestEnvelopeFastPathTakesClientEnvelopes(t *testing.T) {
 	for _, env := range []Envelope{
 		{Task: "send email", Payload: json.RawMessage(`{"to":"a@b.c","n":[1,2],"s":"q\"}"}`)},
 		{Task: "x", Payload: json.RawMessage(`{}`), Retries: &three, Enqueued: 1719590400000},
+		{Task: "x", Payload: json.RawMessage(`{}`), Retries: &three, Fire: 1719590400000}, // a fire's retry
 		{Task: "x"},
 	} {
 		b, err := json.Marshal(env)
@@ -53,7 +57,7 @@ func TestEnvelopeFastPathTakesClientEnvelopes(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, ok := decodeEnvelopeFast(string(b))
-		if !ok || got.Task != env.Task || !bytes.Equal(got.Payload, env.Payload) || got.Enqueued != env.Enqueued ||
+		if !ok || got.Task != env.Task || !bytes.Equal(got.Payload, env.Payload) || got.Enqueued != env.Enqueued || got.Fire != env.Fire ||
 			(env.Retries != nil && (got.Retries == nil || *got.Retries != *env.Retries)) {
 			t.Fatalf("decodeEnvelopeFast(%s) = %+v, %v", b, got, ok)
 		}

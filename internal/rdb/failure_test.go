@@ -112,16 +112,22 @@ func scriptCases() []scriptCase {
 			_, err := r.Enqueue(ctx, []NewJob{{ID: "x", Envelope: `{"task":"t"}`, Check: true}})
 			return err
 		}},
-		{"ClaimJobs", func(t *testing.T, r *RDB) { enqueued(t, r, 3) }, func(r *RDB) error {
+		{"ClaimJobs", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 3)
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1) // put back before
+		}, func(r *RDB) error {
 			_, _, err := r.ClaimJobs(ctx, "q#1", 10, time.Minute)
 			return err
 		}},
-		{"AckJobs", func(t *testing.T, r *RDB) { claimed(t, r, 4) }, func(r *RDB) error {
+		{"AckJobs", func(t *testing.T, r *RDB) {
+			claimed(t, r, 4)
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1, "j2", 1) // put back before
+		}, func(r *RDB) error {
 			_, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, EndedClaims: []string{"p#1"}, Acks: []JobAck{
 				{ID: "j0", Claim: "p#1", Action: AckOK, Type: "t"},
-				{ID: "j1", Claim: "p#1", Action: AckRetry, DueMS: 5, Type: "t", Record: `{"task":"t","fire":1}`},
+				{ID: "j1", Claim: "p#1", Action: AckRetry, DueMS: 5, Type: "t", Record: `{"task":"t","fire":1}`, FirstDueMS: 1},
 				{ID: "j2", Claim: "p#1", Action: AckDead, Type: "t", Record: `{"task":"t","fire":1}`, DeadEnvelope: `{"task":"t"}`},
-				{ID: "j3", Claim: "p#1", Action: AckRelease, DueMS: 5},
+				{ID: "j3", Claim: "p#1", Action: AckRelease, DueMS: 5, FirstDueMS: 1},
 			}})
 			return err
 		}},
@@ -131,8 +137,11 @@ func scriptCases() []scriptCase {
 		{"Redeliver", func(t *testing.T, r *RDB) {
 			claimed(t, r, 2)
 			r.c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1, Member: "p#1"}) // expired
-		}, func(r *RDB) error { _, err := r.Redeliver(ctx, 10, 0); return err }},
-		{"Cancel", func(t *testing.T, r *RDB) { enqueued(t, r, 1) }, func(r *RDB) error { _, err := r.Cancel(ctx, "j0"); return err }},
+		}, func(r *RDB) error { _, err := r.Redeliver(ctx, 10, 1<<50); return err }}, // 0 would be a run too late: a no-op
+		{"Cancel", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 1)
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)
+		}, func(r *RDB) error { _, err := r.Cancel(ctx, "j0"); return err }},
 		{"RetryDead", func(t *testing.T, r *RDB) {
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","error":"x"}`)
@@ -212,9 +221,13 @@ func scriptCases() []scriptCase {
 		{"SweepJobs", func(t *testing.T, r *RDB) {
 			claimed(t, r, 2)
 			r.c.HSet(ctx, r.k.JobData(), "lost", `{"task":"t"}`, "stale", `{"task":"t"}`)
-			r.c.HSet(ctx, r.k.Owners(), "stale", "gone#9") // a claim without a lease
+			r.c.HSet(ctx, r.k.Owners(), "stale", OwnerValue("gone#9", 5)) // a claim without a lease
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 		}, func(r *RDB) error { return allPages(r.SweepJobs) }},
+		{"SweepFirstDue", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 1)
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1, "gone", 2) // gone: no such job
+		}, func(r *RDB) error { return allPages(r.SweepFirstDue) }},
 		{"SweepClaims", func(t *testing.T, r *RDB) {
 			claimed(t, r, 1)
 			r.c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1 << 50, Member: "gone#2"}) // owns no job

@@ -92,6 +92,30 @@ func ClaimProcess(claim string) string {
 	return claim
 }
 
+// OwnerValue is the value of a job's jobs:owner field while a claim has it
+// in flight: "<claim id>|<due ms>", the claim and the queue score the job
+// was claimed at, which a redelivery keeps as the job's first due
+// (Keys.FirstDue) when the claim's lease expires. The claim script writes
+// it (claimJobsScript); this is its Go spelling, for tests and tools.
+func OwnerValue(claim string, dueMS int64) string {
+	return claim + "|" + strconv.FormatInt(dueMS, 10)
+}
+
+// ParseOwner splits an OwnerValue into its claim and due time; a value
+// without a due (a bare claim id, as written before the due was kept)
+// returns the whole value as the claim and a due of 0.
+func ParseOwner(v string) (claim string, dueMS int64) {
+	i := strings.LastIndexByte(v, '|')
+	if i < 0 {
+		return v, 0
+	}
+	d, err := strconv.ParseInt(v[i+1:], 10, 64)
+	if err != nil || d < 0 || v[i+1] == '+' || v[i+1] == '-' {
+		return v, 0
+	}
+	return v[:i], d
+}
+
 // HistoryBound is how much of a task's run history is kept: at most Records
 // records, none older than Age.
 type HistoryBound struct {

@@ -130,7 +130,8 @@ func (r *RDB) RunningJobs(ctx context.Context, cursor uint64, n int64) ([]JobRef
 	}
 	claims := make([]string, 0, len(kv)/2)
 	for i := 1; i < len(kv); i += 2 {
-		claims = append(claims, kv[i])
+		claim, _ := ParseOwner(kv[i])
+		claims = append(claims, claim)
 	}
 	leases, err := r.c.ZMScore(ctx, r.k.Leases(), claims...).Result()
 	if err != nil {
@@ -183,17 +184,23 @@ func (r *RDB) ReadJobData(ctx context.Context, ids []string, dead, running bool)
 			out[i].Attempts = atoi(attempts.Val()[i])
 		}
 		if owners != nil {
-			out[i].Claim, _ = owners.Val()[i].(string)
+			v, _ := owners.Val()[i].(string)
+			out[i].Claim, _ = ParseOwner(v)
 		}
 	}
 	return out, nil
 }
 
 // JobRead is one job wherever it is: pending (with its due time), in flight
-// (its claim and the claim's lease deadline) or dead (its dead letter).
+// (its claim, the claim's lease deadline and the due it was claimed at) or
+// dead (its dead letter). FirstDueMS is when a pending or running job was
+// first due, when it was put back since (Keys.FirstDue); 0 when it was
+// not (its due is its first), and for a dead job (its dead letter's
+// "fire").
 type JobRead struct {
 	Pending, Running, Dead bool
 	DueMS, LeaseMS         int64
+	FirstDueMS             int64
 	Envelope               string // the stored envelope, or the dead letter
 	Attempts               int64  // attempts made before
 	Claim                  string
@@ -203,7 +210,7 @@ type JobRead struct {
 // cancelled or never existed).
 func (r *RDB) ReadJob(ctx context.Context, id string) (j JobRead, found bool, err error) {
 	var pending, dead *redis.FloatCmd
-	var data, deadData, attempt, owner *redis.StringCmd
+	var data, deadData, attempt, owner, first *redis.StringCmd
 	_, err = pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
 		pending = pipe.ZScore(ctx, r.k.Jobs(), id)
 		dead = pipe.ZScore(ctx, r.k.Dead(), id)
@@ -211,24 +218,27 @@ func (r *RDB) ReadJob(ctx context.Context, id string) (j JobRead, found bool, er
 		deadData = pipe.HGet(ctx, r.k.DeadData(), id)
 		attempt = pipe.HGet(ctx, r.k.Attempts(), id)
 		owner = pipe.HGet(ctx, r.k.Owners(), id)
+		first = pipe.HGet(ctx, r.k.FirstDue(), id)
 		return struct{}{}
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return JobRead{}, false, err
 	}
 	j.Attempts, _ = strconv.ParseInt(attempt.Val(), 10, 64)
+	j.FirstDueMS, _ = strconv.ParseInt(first.Val(), 10, 64)
 	switch {
 	case pending.Err() == nil && data.Err() == nil:
 		j.Pending, j.DueMS, j.Envelope = true, int64(pending.Val()), data.Val()
 	case owner.Err() == nil && data.Err() == nil:
-		j.Running, j.Claim, j.Envelope = true, owner.Val(), data.Val()
-		lease, err := r.c.ZScore(ctx, r.k.Leases(), owner.Val()).Result()
+		j.Running, j.Envelope = true, data.Val()
+		j.Claim, j.DueMS = ParseOwner(owner.Val())
+		lease, err := r.c.ZScore(ctx, r.k.Leases(), j.Claim).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return JobRead{}, false, err
 		}
 		j.LeaseMS = int64(lease)
 	case dead.Err() == nil && deadData.Err() == nil:
-		j.Dead, j.Envelope = true, deadData.Val()
+		j.Dead, j.Envelope, j.FirstDueMS = true, deadData.Val(), 0
 	default:
 		return JobRead{}, false, nil
 	}

@@ -115,14 +115,21 @@ func (r *RDB) Enqueue(ctx context.Context, jobs []NewJob) ([]int64, error) {
 // reads everything first and writes last, in variadic commands sent in
 // chunks (callk), so no claim size can fail it after a write.
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner
+// Each owner field is an OwnerValue, "claim|due": the claim and the score
+// the job was claimed at, so a redelivery knows the job's first due
+// without a write per job here. A job put back before (release, retry,
+// redelivery) has its first due in jobs:first, read only while that hash
+// exists (it is empty in a burst of first deliveries).
+//
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, jobs:first
 // ARGV: limit, lease_ms, claim_id
-// Bounds: limit is at most 2 * MaxBatch (8,192): the reply holds four
+// Bounds: limit is at most 2 * MaxBatch (8,192): the reply holds five
 // values per job.
 // Failure: a key of the wrong type fails the ZRANGE or an HMGET, before
 // anything is written.
-// Returns {next_due_or_-1, id1, due1, attempt1, envelope1, id2, ...}; the
-// attempt counts this delivery.
+// Returns {next_due_or_-1, id1, due1, attempt1, envelope1, first1, id2,
+// ...}; the attempt counts this delivery; first is the job's first due, or
+// false when it has none kept (its due is its first).
 var claimJobsScript = redis.NewScript(luaNow + `
 local out = {-1}
 local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]), 'WITHSCORES')
@@ -130,20 +137,23 @@ if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   local envs = callk('HMGET', KEYS[2], ids)
-  local atts = {}
+  local atts, firsts = {}, {}
   if redis.call('EXISTS', KEYS[3]) == 1 then atts = callk('HMGET', KEYS[3], ids) end
+  if redis.call('EXISTS', KEYS[6]) == 1 then firsts = callk('HMGET', KEYS[6], ids) end
   want_type(KEYS[4], 'zset') -- so that the writes below cannot fail
   want_type(KEYS[5], 'hash')
   local owners = {}
+  local claim = ARGV[3] .. '|'
   for k, id in ipairs(ids) do
     local env = envs[k]
     if env then
       owners[#owners + 1] = id
-      owners[#owners + 1] = ARGV[3]
+      owners[#owners + 1] = claim .. due[2 * k]
       out[#out + 1] = id
       out[#out + 1] = due[2 * k]
       out[#out + 1] = (tonumber(atts[k]) or 0) + 1
       out[#out + 1] = env
+      out[#out + 1] = firsts[k] or false
     end
   end
   -- They are the first #ids by rank (the range starts at -inf): removing
@@ -159,13 +169,17 @@ if head[2] then out[1] = head[2] end
 return out
 `)
 
-// ClaimedJob is one job a claim took: its id, due time, the attempt this
-// delivery is (from 1) and its envelope as stored.
+// ClaimedJob is one job a claim took: its id, due time (the queue score it
+// was claimed at: when this attempt became due), the attempt this delivery
+// is (from 1), its envelope as stored, and when it was first due (its
+// enqueue's due time, kept across releases, retries and redeliveries;
+// DueMS for a first delivery).
 type ClaimedJob struct {
-	ID       string
-	DueMS    int64
-	Attempt  int
-	Envelope string
+	ID         string
+	DueMS      int64
+	Attempt    int
+	Envelope   string
+	FirstDueMS int64
 }
 
 // MaxJobClaim bounds the jobs one ClaimJobs call takes.
@@ -180,19 +194,25 @@ func (r *RDB) ClaimJobs(ctx context.Context, claimID string, limit int, lease ti
 		return nil, 0, errors.New("claim jobs: limit " + strconv.Itoa(limit) + " is over " + strconv.Itoa(MaxJobClaim))
 	}
 	res, err := claimJobsScript.Run(ctx, r.c,
-		[]string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners()},
+		[]string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(), r.k.FirstDue()},
 		limit, lease.Milliseconds(), claimID).Slice()
 	if err != nil {
 		return nil, 0, err
 	}
-	jobs = make([]ClaimedJob, 0, (len(res)-1)/4)
-	for i := 1; i+3 < len(res); i += 4 {
+	jobs = make([]ClaimedJob, 0, (len(res)-1)/5)
+	for i := 1; i+4 < len(res); i += 5 {
 		id, _ := res[i].(string)
 		dueStr, _ := res[i+1].(string)
 		attempt, _ := res[i+2].(int64)
 		env, _ := res[i+3].(string)
 		due, _ := strconv.ParseFloat(dueStr, 64)
-		jobs = append(jobs, ClaimedJob{ID: id, DueMS: int64(due), Attempt: int(attempt), Envelope: env})
+		j := ClaimedJob{ID: id, DueMS: int64(due), Attempt: int(attempt), Envelope: env, FirstDueMS: int64(due)}
+		if s, ok := res[i+4].(string); ok {
+			if first, err := strconv.ParseInt(s, 10, 64); err == nil && first > 0 {
+				j.FirstDueMS = first
+			}
+		}
+		jobs = append(jobs, j)
 	}
 	nextMS = -1
 	if f, ok := res[0].(string); ok {
@@ -215,8 +235,10 @@ const (
 
 // JobAck is the end of one delivery: the job, its claim, the action, when
 // it is due again (retry, release), its type (not needed for a release),
-// its history record ("" for none) and, for a dead job, the envelope kept
-// in the dead letters.
+// its history record ("" for none), for a dead job the envelope kept in
+// the dead letters, and when the job was first due (FirstDueMS: kept in
+// jobs:first by a retry or release unless one is kept already; 0 keeps
+// none).
 type JobAck struct {
 	ID           string
 	Claim        string
@@ -225,6 +247,7 @@ type JobAck struct {
 	Type         string
 	Record       string
 	DeadEnvelope string
+	FirstDueMS   int64
 }
 
 // AckBatch is a batch of acks and the claims whose last job it ends (their
@@ -243,16 +266,20 @@ type AckBatch struct {
 // back at due_ms, its attempt not counted). It removes the leases of the
 // claims whose last job this batch ends, and keeps each type's totals and
 // history. A batch costs a fixed number of variadic commands plus one per
-// retry, release or dead job.
+// retry, release or dead job. A retry or release keeps the job's first due
+// in jobs:first (HSETNX: a due kept before wins), which the job's end
+// deletes; a plain ok ack writes nothing there.
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
-// dead:data, stats, then the history key of each type in the batch
+// dead:data, stats, jobs:first, then the history key of each type in the
+// batch
 // ARGV: dead_limit, history_limit, history_age_ms, n_plain, n, n_types,
 // n_claims; then n_plain groups of id, type (1-based index into the types),
 // claim (1-based index into the claims), of plain ok acks (no history
 // record: most of a burst); then n groups of id, action
 // (ok|retry|dead|release), due_ms, type (0 for a release), claim, record
-// ("" when it would be trimmed anyway), dead_envelope; then the name of each type; then each
+// ("" when it would be trimmed anyway), dead_envelope, first_ms (the job's
+// first due; 0: none to keep); then the name of each type; then each
 // claim id; then the ids of the claims that end here
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
@@ -263,9 +290,10 @@ want_type(KEYS[4], 'zset')
 want_type(KEYS[5], 'hash')
 want_type(KEYS[6], 'zset')
 want_type(KEYS[7], 'hash')
+want_type(KEYS[9], 'hash')
 local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local full = 7 + 3 * np
-local base = full + 7 * n
+local base = full + 8 * n
 local ours = {}
 for c = 1, nclaims do ours[c] = redis.call('ZSCORE', KEYS[4], ARGV[base + ntypes + c]) ~= false end
 local lost, mine, done = {}, {}, {}
@@ -284,12 +312,15 @@ for i = 0, np - 1 do
   end
 end
 for i = 0, n - 1 do
-  local o = full + 7 * i
+  local o = full + 8 * i
   local id, action, due, t, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[o + 6]
   if not ours[tonumber(ARGV[o + 5])] then
     lost[#lost + 1] = id
   else
     mine[#mine + 1] = id
+    if (action == 'release' or action == 'retry') and ARGV[o + 8] ~= '0' then
+      redis.call('HSETNX', KEYS[9], id, ARGV[o + 8])
+    end
     if action == 'release' then
       redis.call('ZADD', KEYS[1], due, id)
     else
@@ -317,6 +348,7 @@ if #mine > 0 then callk('HDEL', KEYS[5], mine) end
 if #done > 0 then
   callk('HDEL', KEYS[2], done)
   if redis.call('EXISTS', KEYS[3]) == 1 then callk('HDEL', KEYS[3], done) end
+  if redis.call('EXISTS', KEYS[9]) == 1 then callk('HDEL', KEYS[9], done) end
 end
 if #ARGV > base + ntypes + nclaims then
   callk('ZREM', KEYS[4], ARGV, base + ntypes + nclaims + 1, #ARGV)
@@ -335,7 +367,7 @@ for t = 1, ntypes do
     incr(KEYS[8], name .. ':runs', runs[t])
     if fails[t] then incr(KEYS[8], name .. ':failures', fails[t]) end
   end
-  if recs[t] then push_history_many(KEYS[8 + t], recs[t], tonumber(ARGV[2]), tonumber(ARGV[3])) end
+  if recs[t] then push_history_many(KEYS[9 + t], recs[t], tonumber(ARGV[2]), tonumber(ARGV[3])) end
 end
 return lost
 `)
@@ -349,7 +381,7 @@ return lost
 // per-type history keys of another type are skipped.
 func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error) {
 	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(),
-		r.k.Dead(), r.k.DeadData(), r.k.Stats()}
+		r.k.Dead(), r.k.DeadData(), r.k.Stats(), r.k.FirstDue()}
 	typeIndex := map[string]int{}
 	claimIndex := map[string]int{}
 	var types, claims []any
@@ -380,11 +412,11 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			plain = append(plain, a.ID, t, claimIndex[a.Claim])
 			continue
 		}
-		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope)
+		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS)
 	}
 	args := make([]any, 0, 7+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
 	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
-		len(plain)/3, len(full)/7, len(types), len(claims))
+		len(plain)/3, len(full)/8, len(types), len(claims))
 	args = append(args, plain...)
 	args = append(args, full...)
 	args = append(args, types...)
@@ -429,29 +461,34 @@ func (r *RDB) RenewJobLeases(ctx context.Context, lease time.Duration, claims []
 
 // redeliverScript puts the jobs of claims whose lease expired (their
 // process died or stalled) back in the queue, due now, the lost attempt
-// counted: at-least-once delivery. It reads every owner field, so its cost
-// is that of the jobs in flight, once per expired claim batch.
+// counted: at-least-once delivery. Each job's owner field carries the due
+// it was claimed at (OwnerValue), kept in jobs:first as its first due
+// unless one is kept already (HSETNX). It reads every owner field, so its
+// cost is that of the jobs in flight, once per expired claim batch.
 //
-// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt
+// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt, jobs:first
 // ARGV: limit (claims), not_after_ms (optional: it does nothing when run
 // later)
 // Returns {id, claim, id, claim, ...} of the jobs put back.
-var redeliverScript = redis.NewScript(luaNow + `
+var redeliverScript = redis.NewScript(luaNow + luaOwner + `
 local out = {}
 if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall): leases look expired
 want_type(KEYS[1], 'zset')
 want_type(KEYS[4], 'hash')
+want_type(KEYS[5], 'hash')
 local claims = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 if #claims == 0 then return out end
 local expired = {}
 for _, c in ipairs(claims) do expired[c] = true end
 local owners = redis.call('HGETALL', KEYS[3])
 for i = 1, #owners, 2 do
-  local id, claim = owners[i], owners[i + 1]
+  local id = owners[i]
+  local claim, due = owner_split(owners[i + 1])
   if expired[claim] then
     redis.call('HDEL', KEYS[3], id)
     redis.call('ZADD', KEYS[1], now, id)
     if type(redis.pcall('HINCRBY', KEYS[4], id, 1)) == 'table' then redis.call('HSET', KEYS[4], id, 1) end
+    if due then redis.call('HSETNX', KEYS[5], id, due) end
     out[#out + 1] = id
     out[#out + 1] = claim
   end
@@ -468,7 +505,7 @@ type Redelivered struct {
 // Redeliver puts back the jobs of up to limit claims whose lease expired;
 // run later than notAfterMS it does nothing.
 func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Redelivered, error) {
-	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts()},
+	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue()},
 		limit, notAfterMS).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -482,7 +519,7 @@ func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Red
 
 // cancelScript removes a pending job.
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first
 // ARGV: id
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
@@ -490,9 +527,11 @@ var cancelScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')
+want_type(KEYS[5], 'hash')
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[5], ARGV[1])
   return 1
 end
 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 2 end
@@ -511,7 +550,7 @@ const (
 
 // Cancel removes the pending job id.
 func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	n, err := cancelScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners()}, id).Int()
+	n, err := cancelScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue()}, id).Int()
 	return CancelResult(n), err
 }
 

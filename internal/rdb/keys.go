@@ -97,10 +97,22 @@ func (k Keys) JobData() string { return k.prefix + "jobs:data" }
 // Attempts is the key P "jobs:attempt".
 func (k Keys) Attempts() string { return k.prefix + "jobs:attempt" }
 
+// FirstDue is the key P "jobs:first": job id -> when the job was first
+// due (unix ms), for the jobs that were put back in the queue since (a
+// release, a retry, a redelivery), so that a later delivery still knows its
+// scheduled instant (RunInfo.Fire) while its queue score is the due time
+// of that attempt. A job due for the first time has no field: its score is
+// its first due. The first put-back writes it (HSETNX: the first due
+// wins), the claim reads it only while the hash exists, and the job's end
+// (done, dead, cancelled) deletes it; the invariant sweep removes a field
+// whose job no longer exists.
+func (k Keys) FirstDue() string { return k.prefix + "jobs:first" }
+
 // Leases is the key P "jobs:lease".
 func (k Keys) Leases() string { return k.prefix + "jobs:lease" }
 
-// Owners is the key P "jobs:owner".
+// Owners is the key P "jobs:owner": job id -> OwnerValue (the claim
+// that delivered it and the due time it was claimed at).
 func (k Keys) Owners() string { return k.prefix + "jobs:owner" }
 
 // Dead is the key P "dead".

@@ -101,3 +101,13 @@ local function push_history_many(key, records, limit, age)
   push_history(key, records[#records], limit, age)
 end
 `
+
+// luaOwner defines owner_split(v): the claim and the due time (a string of
+// digits, or nil for a bare claim id) of a jobs:owner value (OwnerValue).
+const luaOwner = `
+local function owner_split(v)
+  local i = string.find(v, '|%d+$')
+  if i then return string.sub(v, 1, i - 1), string.sub(v, i + 1) end
+  return v, nil
+end
+`

@@ -35,12 +35,13 @@ const (
 	RepairRunning = "running" // running entries without a lease (reap's, CountRepairs; SweepRunning)
 	RepairLock    = "lock"    // task locks held for no run by a gone process, or by none (SweepLocks)
 	RepairQueue   = "queue"   // queue members with no task hash, removed (SweepQueue)
+	RepairDue     = "due"     // first-due fields (jobs:first) of jobs that no longer exist, removed (SweepFirstDue)
 )
 
 // RepairKinds returns the kinds of repair, in the order the operator's
 // overview prints them.
 func RepairKinds() []string {
-	return []string{RepairJob, RepairClaim, RepairLease, RepairRunning, RepairLock, RepairQueue}
+	return []string{RepairJob, RepairClaim, RepairLease, RepairRunning, RepairLock, RepairQueue, RepairDue}
 }
 
 // ParseRepairCounts reads the sweep hash (HGETALL of Keys.Sweep): every
@@ -180,17 +181,19 @@ func (r *RDB) SweepRunning(ctx context.Context, cursor uint64, count int64) (uin
 // process holds in memory, waiting for a worker, has its owner; so a
 // record in no state is never a move in progress. An owner whose claim has
 // no lease is stale (the claim's acks are refused and redelivery only
-// looks at leases), and is removed with the re-queue. Attempts are
-// unchanged.
+// looks at leases), and is removed with the re-queue, the due it was
+// claimed at kept as the job's first due (as a redelivery keeps it).
+// Attempts are unchanged.
 //
-// KEYS: jobs, jobs:data, jobs:owner, jobs:lease, dead, sweep
+// KEYS: jobs, jobs:data, jobs:owner, jobs:lease, dead, sweep, jobs:first
 // ARGV: wake_channel, then the job ids (one HSCAN page of jobs:data)
 // Returns the ids queued again.
-var sweepJobsScript = redis.NewScript(luaNow + luaHistory + `
+var sweepJobsScript = redis.NewScript(luaNow + luaHistory + luaOwner + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[3], 'hash')
 want_type(KEYS[6], 'hash')
-local lost, stale = {}, {}
+want_type(KEYS[7], 'hash')
+local lost, stale, firsts = {}, {}, {}
 for i = 2, #ARGV do
   local id = ARGV[i]
   if redis.call('HEXISTS', KEYS[2], id) == 1 and not redis.call('ZSCORE', KEYS[1], id)
@@ -198,13 +201,21 @@ for i = 2, #ARGV do
     local owner = redis.call('HGET', KEYS[3], id)
     if not owner then
       lost[#lost + 1] = id
-    elseif not redis.call('ZSCORE', KEYS[4], owner) then
-      lost[#lost + 1] = id
-      stale[#stale + 1] = id
+    else
+      local claim, due = owner_split(owner)
+      if not redis.call('ZSCORE', KEYS[4], claim) then
+        lost[#lost + 1] = id
+        stale[#stale + 1] = id
+        if due then
+          firsts[#firsts + 1] = id
+          firsts[#firsts + 1] = due
+        end
+      end
     end
   end
 end
 if #stale > 0 then callk('HDEL', KEYS[3], stale) end
+for i = 1, #firsts, 2 do redis.call('HSETNX', KEYS[7], firsts[i], firsts[i + 1]) end
 if #lost > 0 then
   local queue = {}
   for _, id in ipairs(lost) do
@@ -239,7 +250,7 @@ func (r *RDB) SweepJobs(ctx context.Context, cursor uint64, count int64) (uint64
 		args = append(args, id)
 	}
 	lost, err := sweepJobsScript.Run(ctx, r.c,
-		[]string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Leases(), r.k.Dead(), r.k.Sweep()}, args...).StringSlice()
+		[]string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Leases(), r.k.Dead(), r.k.Sweep(), r.k.FirstDue()}, args...).StringSlice()
 	return pageResult(cursor, next, lost, err)
 }
 
@@ -260,7 +271,11 @@ func (r *RDB) ScanOwnerClaims(ctx context.Context, cursor uint64, count int64) (
 	if err != nil {
 		return cursor, nil, err
 	}
-	return next, pairsAt(kv, 1), nil
+	claims := pairsAt(kv, 1)
+	for i, v := range claims {
+		claims[i], _ = ParseOwner(v)
+	}
+	return next, claims, nil
 }
 
 // sweepClaimScript removes the leases of claims that own no job.
@@ -604,4 +619,53 @@ func (r *RDB) SweepLocks(ctx context.Context, cursor uint64, count int64, p Lost
 	}
 	deleted, err := sweepLockScript.Run(ctx, r.c, keys, args...).StringSlice()
 	return pageResult(cursor, next, deleted, err)
+}
+
+// sweepFirstDueScript removes the fields of jobs:first whose job no longer
+// exists (no jobs:data entry). Every path that ends a job (its ack, a
+// cancel) deletes its field with its data, in one script, and a field is
+// written only for a job whose data exists (a release, a retry, a
+// redelivery, the job sweep): so a field without data is never a state in
+// progress, only one a crash of an older version or a hand edit left.
+//
+// KEYS: jobs:first, jobs:data, sweep
+// ARGV: the job ids (one HSCAN page of jobs:first)
+// Returns the ids whose field was removed.
+var sweepFirstDueScript = redis.NewScript(luaNow + luaHistory + `
+want_type(KEYS[1], 'hash')
+want_type(KEYS[3], 'hash')
+local gone = {}
+for i = 1, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 and redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
+    gone[#gone + 1] = ARGV[i]
+  end
+end
+if #gone > 0 then
+  callk('HDEL', KEYS[1], gone)
+  incr(KEYS[3], '` + RepairDue + `', #gone)
+end
+return gone
+`)
+
+// SweepFirstDue checks one HSCAN page of jobs:first and removes the fields
+// of jobs that no longer exist, counted as RepairDue.
+// Bounds: one page; two reads per field, then one HDEL (chunked) and one
+// counter.
+// Failure: jobs:first and the sweep hash are type-checked first
+// (want_type); a data hash of the wrong type fails its first read; all
+// before anything is written.
+func (r *RDB) SweepFirstDue(ctx context.Context, cursor uint64, count int64) (uint64, []string, error) {
+	kv, next, err := r.c.HScan(ctx, r.k.FirstDue(), cursor, "", count).Result()
+	if err != nil {
+		return cursor, nil, err
+	}
+	if len(kv) == 0 {
+		return next, nil, nil
+	}
+	args := make([]any, 0, len(kv)/2)
+	for _, id := range pairsAt(kv, 0) {
+		args = append(args, id)
+	}
+	gone, err := sweepFirstDueScript.Run(ctx, r.c, []string{r.k.FirstDue(), r.k.JobData(), r.k.Sweep()}, args...).StringSlice()
+	return pageResult(cursor, next, gone, err)
 }

@@ -371,6 +371,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Jobs():      "zset",
 		k.JobData():   "hash",
 		k.Attempts():  "hash",
+		k.FirstDue():  "hash",
 		k.Leases():    "zset",
 		k.Owners():    "hash",
 		k.Dead():      "zset",
