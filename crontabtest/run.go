@@ -161,7 +161,7 @@ func (r *Runner) FireNext(ctx context.Context, tb testing.TB, task crontab.TaskI
 		}
 		res := r.run(ctx, runpath.Run{Entry: entry, Task: shallowCopy(task), Fire: at, Attempt: 1})
 		out = append(out, crontab.Result{
-			RunInfo: crontab.RunInfo{Task: entry.Config().Name, Fire: res.Fire, Attempt: 1, Process: res.Process},
+			RunInfo: crontab.RunInfo{Task: entry.Config().Name, Fire: res.Fire, Due: res.Fire, Attempt: 1, Process: res.Process},
 			Start:   res.Start, Cost: res.Cost, OK: res.Err == nil, Err: res.Err,
 		})
 	}

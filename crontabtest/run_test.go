@@ -28,7 +28,8 @@ func TestRunCarriesTheRun(t *testing.T) {
 	if err := r.Run(t.Context(), t, task, crontabtest.WithFireTime(fire), crontabtest.WithAttempt(3), crontabtest.WithJobID("j-1")); err != nil {
 		t.Fatal(err)
 	}
-	want := crontab.RunInfo{Task: "tick", JobID: "j-1", Fire: time.UnixMilli(fire.UnixMilli()), Attempt: 3, Process: "kit-1"}
+	at := time.UnixMilli(fire.UnixMilli())
+	want := crontab.RunInfo{Task: "tick", JobID: "j-1", Fire: at, Due: at, Attempt: 3, Process: "kit-1"}
 	if !got.inCtx || got.info != want {
 		t.Errorf("crontab.Run(ctx) = %+v, %v; want %+v", got.info, got.inCtx, want)
 	}

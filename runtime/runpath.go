@@ -39,7 +39,8 @@ func (e *engine) runOne(ctx context.Context, r runpath.Run) runpath.Outcome {
 	if fire.IsZero() {
 		fire = e.clock.Now()
 	}
-	info := RunInfo{Task: r.Entry.Config().Name, JobID: r.JobID, Fire: fromMS(ms(fire)), Attempt: r.Attempt, Process: e.id}
+	at := fromMS(ms(fire))
+	info := RunInfo{Task: r.Entry.Config().Name, JobID: r.JobID, Fire: at, Due: at, Attempt: r.Attempt, Process: e.id}
 	rep, _ := e.runHandler(ctx, handlerRun{
 		info:  info,
 		entry: r.Entry,
