@@ -102,6 +102,8 @@ type options struct {
 	localClock   func() time.Time
 	deadLetters  int
 	retryBackoff time.Duration
+	tasks        []string // WithTasks; nil: every registered task (roles.go)
+	tasksGiven   bool
 
 	// used lists the options given, by name and scope; errs their bad
 	// values. build turns both into one error.

@@ -36,18 +36,23 @@ type Scheduler struct {
 // settings, Redis time, the worker slots, the runs in progress, and each
 // other.
 type engine struct {
-	rdb    redis.UniversalClient
-	db     *rdb.RDB // every key, script and stored format
-	reg    *Registry
-	opts   options
-	keys   keys
-	log    *slog.Logger
-	clock  *serverClock
-	cache  schedule.Cache
-	id     string
-	start  time.Time
-	wakeCh chan struct{}
-	slots  chan struct{} // one token per free worker
+	rdb redis.UniversalClient
+	db  *rdb.RDB  // every key, script and stored format
+	reg *Registry // the tasks this process runs: all's, or its WithTasks set (roles.go)
+	all *Registry // every registered task, for enqueueing (a task's retry)
+	// runTypes are the names of reg's tasks, sorted, taken at Run: the set
+	// this process publishes for the instant split (share.go) and claims
+	// jobs of.
+	runTypes []string
+	opts     options
+	keys     keys
+	log      *slog.Logger
+	clock    *serverClock
+	cache    schedule.Cache
+	id       string
+	start    time.Time
+	wakeCh   chan struct{}
+	slots    chan struct{} // one token per free worker
 
 	running  sync.WaitGroup  // handlers, and runs not yet reported
 	runCtx   context.Context // parent of handler contexts; cancelled after the grace period
@@ -72,13 +77,18 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
+	run, err := runSet(reg, o)
+	if err != nil {
+		return nil, err
+	}
 	if o.processID == "" {
 		o.processID = defaultProcessID()
 	}
 	e := &engine{
 		rdb:     client,
 		db:      rdb.New(client, o.namespace),
-		reg:     reg,
+		reg:     run,
+		all:     reg,
 		opts:    o,
 		keys:    newKeys(o.namespace),
 		log:     o.logger.With("process", o.processID),
@@ -117,6 +127,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.start = s.clock.Now()
 	s.maint.quarantine(ctx)
+	s.runTypes = runNames(s.reg)
 	s.maint.digest = registryDigest(s.reg)
 	if err := s.maint.heartbeat(ctx); err != nil {
 		return fmt.Errorf("crontab: heartbeat: %w", err)
