@@ -116,6 +116,10 @@ func scriptCases() []scriptCase {
 			_, _, err := r.ClaimJobs(ctx, "q#1", 10, time.Minute)
 			return err
 		}},
+		{"ClaimJobsOf", func(t *testing.T, r *RDB) { enqueued(t, r, 3) }, func(r *RDB) error {
+			_, _, err := r.ClaimJobsOf(ctx, "q#1", 10, time.Minute, []string{"t"}, 100, time.Millisecond)
+			return err
+		}},
 		{"AckJobs", func(t *testing.T, r *RDB) { claimed(t, r, 4) }, func(r *RDB) error {
 			_, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, EndedClaims: []string{"p#1"}, Acks: []JobAck{
 				{ID: "j0", Claim: "p#1", Action: AckOK, Type: "t"},
