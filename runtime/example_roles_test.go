@@ -49,6 +49,7 @@ func ExampleWithTasks() {
 	fmt.Println(err)
 
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	var wg sync.WaitGroup
 	for id, names := range map[string][]string{"scheduler-1": {"report"}, "worker-1": {"send sms"}} {
 		s, err := crontab.NewScheduler(rdb, reg, crontab.WithTasks(names...), crontab.WithProcessID(id),
