@@ -48,7 +48,7 @@ func TestClaimStopsAtMaxFires(t *testing.T) {
 	for range 10 {
 		<-s.slots // the runs give their slots back when done
 	}
-	fires, err := s.disp.prepare(ctx, s.clock.Now(), members)
+	fires, err := s.disp.prepare(ctx, s.clock.Now(), members, nil)
 	if err != nil || len(fires) != 10 {
 		t.Fatalf("prepare: %d fires, %v", len(fires), err)
 	}

@@ -24,10 +24,10 @@ const misfireThreshold = 5 * time.Second
 type dispatcher struct {
 	*engine
 	mu        sync.Mutex
-	ignored   map[string]int64          // due members this process cannot run, by score; guarded by mu
-	deferred  map[string]int64          // due members whose claim waits for a lock holder's run lease, until (unix ms); guarded by mu
-	badStatus onceSet                   // "task|status" of unknown statuses logged (dispatch goroutine only)
-	share     atomic.Pointer[peerShare] // this process's share of each instant, set by the maintainer
+	ignored   map[string]int64           // due members this process cannot run, by score; guarded by mu
+	deferred  map[string]int64           // due members whose claim waits for a lock holder's run lease, until (unix ms); guarded by mu
+	badStatus onceSet                    // "task|status" of unknown statuses logged (dispatch goroutine only)
+	share     atomic.Pointer[peerShares] // this process's share of each instant, set by the maintainer
 }
 
 func newDispatcher(e *engine) *dispatcher {
@@ -166,7 +166,7 @@ type aheadFires struct {
 func (dp *dispatcher) aheadOf(at int64, read time.Time, fires []*fire, tied tiedTasks) *aheadFires {
 	a := &aheadFires{at: at, read: read, fires: fires, after: tied.after}
 	if tied.all {
-		a.fires, a.split = dp.currentShare().split(fires)
+		a.fires, a.split = dp.currentShares().split(fires)
 	}
 	// A random order: processes that claim the same fires (no split) then
 	// mostly try different ones first, and between them claim every fire
@@ -270,7 +270,11 @@ func (dp *dispatcher) claim(ctx context.Context, limit int, heads *queueHeads) (
 			return 0, err
 		}
 		if tied.members != nil && time.UnixMilli(next).Sub(now) < maxAheadAge {
-			fires, err := dp.prepare(ctx, now, tied.members)
+			scores := make([]int64, len(tied.members))
+			for i := range scores {
+				scores[i] = next // tied: all of the instant next
+			}
+			fires, err := dp.prepare(ctx, now, tied.members, scores)
 			if err != nil {
 				return 0, err
 			}
@@ -320,6 +324,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		return 0, 0, tiedTasks{}, err
 	}
 	var due []string
+	var dueScores []int64
 	tied := tiedTasks{after: -1}
 	nextMS, retryMS := int64(-1), int64(-1)
 	for _, z := range head {
@@ -345,7 +350,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 			continue
 		}
 		if len(due) < limit {
-			due = append(due, member)
+			due, dueScores = append(due, member), append(dueScores, score)
 		}
 	}
 	if len(due) == 0 {
@@ -355,7 +360,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		}
 		return nextMS, 0, tied, nil
 	}
-	fires, err := dp.prepare(ctx, now, due)
+	fires, err := dp.prepare(ctx, now, due, dueScores)
 	if err != nil || len(fires) == 0 {
 		return 0, 0, tiedTasks{}, err
 	}
@@ -414,8 +419,10 @@ func (dp *dispatcher) sleepFor(now time.Time, nextMS int64) time.Duration {
 }
 
 // prepare reads the due tasks and computes, for each one this process can
-// run, the fire it claims and the instant after it.
-func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string) ([]*fire, error) {
+// run, the fire it claims and the instant after it. scores, when not nil,
+// holds each due task's queue score as read (so that passing over a task
+// of another fleet's type costs no round trip).
+func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string, scores []int64) ([]*fire, error) {
 	reads, err := dp.db.ReadTaskStates(ctx, due)
 	if err != nil {
 		return nil, err
@@ -423,9 +430,13 @@ func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string) 
 	fires := make([]*fire, 0, len(due))
 	for i, m := range due {
 		read := reads[i]
+		score := int64(-1)
+		if scores != nil {
+			score = scores[i]
+		}
 		switch {
 		case read.Err != nil:
-			dp.ignore(m, "bad task data; skipped", read.Err) // not a hash, or corrupt
+			dp.ignore(m, score, "bad task data; skipped", read.Err) // not a hash, or corrupt
 			continue
 		case read.Missing:
 			// A queue entry without a task hash (a foreign member): the
@@ -440,12 +451,16 @@ func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string) 
 		}
 		reg := dp.reg.Entry(st.Type)
 		if reg == nil {
-			dp.ignore(m, "task type not registered in this process; left for a process that has it", errors.New(st.Type))
+			if dp.leftOut(st.Type) {
+				dp.ignore(m, score, "", nil) // another fleet's task (WithTasks): nothing to tell
+			} else {
+				dp.ignore(m, score, "task type not registered in this process; left for a process that has it", errors.New(st.Type))
+			}
 			continue
 		}
 		sched, err := dp.cache.Get(st.Expression, st.TZ)
 		if err != nil {
-			dp.ignore(m, "bad schedule in task hash; skipped", err)
+			dp.ignore(m, score, "bad schedule in task hash; skipped", err)
 			continue
 		}
 		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.NextRun)}
@@ -543,17 +558,22 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 
 // ignore remembers a due member this process cannot run, at its current
 // score, so the loop does not spin on it; it is looked at again once its
-// score changes. The reason is logged once per score.
-func (dp *dispatcher) ignore(member, msg string, err error) {
-	score, queued, zerr := dp.db.QueueScore(context.Background(), member)
-	if zerr != nil || !queued {
-		return
+// score changes. The reason is logged once per score (msg "": not logged).
+// Nothing is written: the member is left exactly as it is. score is its
+// queue score as read, or -1 to read it.
+func (dp *dispatcher) ignore(member string, score int64, msg string, err error) {
+	if score < 0 {
+		s, queued, zerr := dp.db.QueueScore(context.Background(), member)
+		if zerr != nil || !queued {
+			return
+		}
+		score = s
 	}
 	dp.mu.Lock()
 	prev, seen := dp.ignored[member]
-	dp.ignored[member] = int64(score)
+	dp.ignored[member] = score
 	dp.mu.Unlock()
-	if !seen || prev != int64(score) {
+	if msg != "" && (!seen || prev != score) {
 		dp.log.Warn(msg, "task", member, "err", err)
 	}
 }

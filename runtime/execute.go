@@ -111,7 +111,7 @@ func (tr *taskRunner) execute(f *fire, run *inflightRun) {
 func (tr *taskRunner) retryFire(typ, params string, retries int, runID string, fire time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := Client{db: tr.db, reg: tr.reg, opts: tr.opts}
+	c := Client{db: tr.db, reg: tr.all, opts: tr.opts}
 	_, err := c.EnqueueRaw(ctx, typ, json.RawMessage(params), In(tr.backoff(1)), MaxRetries(retries-1), WithID(runID+"/retry"),
 		scheduledAt(fire))
 	if err != nil && !errors.Is(err, ErrDuplicate) {

@@ -41,7 +41,7 @@ func TestStaleClaimIsFenced(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := time.UnixMilli(next)
-		prepared, err := stale.disp.prepare(ctx, at, []string{name})
+		prepared, err := stale.disp.prepare(ctx, at, []string{name}, nil)
 		if err != nil || len(prepared) != 1 || !prepared[0].at.Equal(at) {
 			t.Fatalf("prepare: %v, %v; want a claim of %v", prepared, err, at)
 		}

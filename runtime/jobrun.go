@@ -26,6 +26,16 @@ type jobRun struct {
 	claimed time.Time // when
 }
 
+// jobScanAhead is how many due jobs of other types (WithTasks) a job claim
+// looks past, beyond the jobs it wants; jobScanRetry is how soon it looks
+// again when it found that many and more due: a backlog of another fleet's
+// jobs costs each such claim about a millisecond of Redis time, and delays
+// this process's jobs behind it by up to jobScanRetry.
+const (
+	jobScanAhead = 1024
+	jobScanRetry = 100 * time.Millisecond
+)
+
 // claimJobs claims up to limit+room due jobs: it starts limit of them on
 // the worker slots the dispatch loop holds, and keeps the rest (room at
 // most) waiting for a worker in this process (see jobRunner.waiting). It
@@ -37,7 +47,16 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	}
 	want := limit + room
 	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
-	jobs, nextMS, err := jr.db.ClaimJobs(ctx, claim, want, jr.jobLease())
+	var jobs []rdb.ClaimedJob
+	var nextMS int64
+	var err error
+	if types := jr.jobTypes(); types != nil {
+		// Only the jobs of this process's types (roles.go): the others
+		// stay in the queue for the processes that run them.
+		jobs, nextMS, err = jr.db.ClaimJobsOf(ctx, claim, want, jr.jobLease(), types, min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
+	} else {
+		jobs, nextMS, err = jr.db.ClaimJobs(ctx, claim, want, jr.jobLease())
+	}
 	if err != nil {
 		return 0, 0, err
 	}

@@ -18,16 +18,16 @@ import (
 // tasks at start (register.go).
 type maintainer struct {
 	*engine
-	mu          sync.Mutex
-	isMaster    bool              // guarded by mu
-	dataEpoch   string            // created_at of meta when last checked (maintain goroutine only)
-	digest      string            // registryDigest of reg, taken at Run
-	peerDigests map[string]string // live process id -> its registry digest (maintain goroutine only)
-	sweeper     sweeper           // the invariant sweep's progress (sweep.go; maintain goroutine only)
+	mu        sync.Mutex
+	isMaster  bool                 // guarded by mu
+	dataEpoch string               // created_at of meta when last checked (maintain goroutine only)
+	digest    string               // registryDigest of reg, taken at Run
+	peerSets  map[string]peerTypes // live process id -> the types it runs (share.go; maintain goroutine only)
+	sweeper   sweeper              // the invariant sweep's progress (sweep.go; maintain goroutine only)
 }
 
 func newMaintainer(e *engine) *maintainer {
-	return &maintainer{engine: e, peerDigests: make(map[string]string)}
+	return &maintainer{engine: e, peerSets: make(map[string]peerTypes)}
 }
 
 // maintain runs the periodic duties of every process (heartbeat, lease
@@ -120,7 +120,8 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	host, _ := os.Hostname()
 	running := mt.tasks.count()
 	live, err := mt.db.Beat(ctx, rdb.Heartbeat{ID: mt.id, Host: host, Version: mt.opts.version, PID: os.Getpid(),
-		StartedMS: ms(mt.start), NowMS: now, Running: running, Tasks: len(mt.reg.Entries()), Types: mt.digest},
+		StartedMS: ms(mt.start), NowMS: now, Running: running, Tasks: len(mt.runTypes), Types: mt.digest,
+		Names: mt.runTypes},
 		mt.opts.processTTL)
 	if err != nil {
 		return err

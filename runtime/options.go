@@ -109,6 +109,8 @@ type options struct {
 	retryBackoff time.Duration
 	provide      []TaskInterface // Provide's values, checked by NewScheduler
 	startTimeout time.Duration
+	tasks        []string // WithTasks; nil: every registered task (roles.go)
+	tasksGiven   bool
 
 	// used lists the options given, by name and scope; errs their bad
 	// values. build turns both into one error.

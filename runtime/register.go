@@ -61,10 +61,12 @@ func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 }
 
 // refreshDeclared tells maintenance that this process still declares its
-// tasks.
+// tasks: every scheduled task of its build, those WithTasks leaves to other
+// processes too, so that the master does not prune another fleet's tasks
+// while a process of the build runs (roles.go).
 func (mt *maintainer) refreshDeclared(ctx context.Context, nowMS int64) error {
 	var tasks []string
-	for _, reg := range mt.reg.Entries() {
+	for _, reg := range mt.all.Entries() {
 		if reg.Schedule() != nil {
 			tasks = append(tasks, reg.Config().Name)
 		}

@@ -36,18 +36,23 @@ type Scheduler struct {
 // settings, Redis time, the worker slots, the runs in progress, and each
 // other.
 type engine struct {
-	rdb    redis.UniversalClient
-	db     *rdb.RDB // every key, script and stored format
-	reg    *Registry
-	opts   options
-	keys   keys
-	log    *slog.Logger
-	clock  *serverClock
-	cache  schedule.Cache
-	id     string
-	start  time.Time
-	wakeCh chan struct{}
-	slots  chan struct{} // one token per free worker
+	rdb redis.UniversalClient
+	db  *rdb.RDB  // every key, script and stored format
+	reg *Registry // the tasks this process runs: all's, or its WithTasks set (roles.go)
+	all *Registry // every registered task, for enqueueing (a task's retry)
+	// runTypes are the names of reg's tasks, sorted, taken at Run: the set
+	// this process publishes for the instant split (share.go) and claims
+	// jobs of.
+	runTypes []string
+	opts     options
+	keys     keys
+	log      *slog.Logger
+	clock    *serverClock
+	cache    schedule.Cache
+	id       string
+	start    time.Time
+	wakeCh   chan struct{}
+	slots    chan struct{} // one token per free worker
 
 	// provided builds the handler values of the types given to Provide,
 	// by task name (provide.go); other types use New.
@@ -77,7 +82,11 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
-	provided, err := resolveProvided(reg, o.provide)
+	provided, err := resolveProvided(reg, o.provide) // against every registered type
+	if err != nil {
+		return nil, err
+	}
+	run, err := runSet(reg, o)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +96,8 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	e := &engine{
 		rdb:     client,
 		db:      rdb.New(client, o.namespace),
-		reg:     reg,
+		reg:     run,
+		all:     reg,
 		opts:    o,
 		keys:    newKeys(o.namespace),
 		log:     o.logger.With("process", o.processID),

@@ -6,23 +6,39 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
-// The tasks due at one instant are split among the live processes that run
-// the same task types (peers), so that at the instant each claims only its
-// own share: the claim script then checks each task once in all, instead of
-// once in every process, and the instant's runs start in every process at
-// the same time instead of mostly in the one whose claim came first. A
-// share left unclaimed (its process died, stalled, or does not know of a
-// peer yet) is claimed by any process that looks at the queue shareGrace
-// after the instant and finds it still due. The split only decides who tries
-// first: the claim script's compare-and-set still makes every instant fire
-// once, whatever each process believes of its peers.
+// The tasks due at one instant are split among the live processes that can
+// run them, so that at the instant each claims only its own share: the
+// claim script then checks each task once in all, instead of once in every
+// process, and the instant's runs start in every process at the same time
+// instead of mostly in the one whose claim came first. Processes may run
+// different task sets (WithTasks, or different builds): each publishes the
+// names of the types it runs in its process hash, and the fires of type T
+// are split among the live processes whose set holds T (T's peers), by
+// their place among T's fires of the instant in queue order, which every
+// peer of T sees the same. A share is never a process's that cannot run
+// it. A share left unclaimed (its process died, stalled, or does not know
+// of a peer yet) is claimed by any process that runs its type and looks at
+// the queue shareGrace after the instant and finds it still due. The split
+// only decides who tries first: the claim script's compare-and-set still
+// makes every instant fire once, whatever each process believes of its
+// peers.
 
-// peerShare is this process's place among its peers: its rank in [0, size)
-// in the order of their ids. The zero value (size 0) means no split.
+// peerShare is this process's place among the peers of one task type: its
+// rank in [0, size) in the order of their ids. The zero value (size 0)
+// means no split.
 type peerShare struct {
 	rank, size int
+}
+
+// peerShares is this process's place among the peers of each type it
+// runs, worked out at each heartbeat (refreshPeers), so that splitting an
+// instant costs a map lookup per fire. The zero value splits nothing.
+type peerShares struct {
+	byType map[string]peerShare
 }
 
 // shareGrace is how long after an instant this process leaves the tasks of
@@ -31,14 +47,16 @@ type peerShare struct {
 // others and the split leaves it out.
 const shareGrace = 5 * time.Millisecond
 
-// minSplit is the fewest tasks per process for which an instant is split:
-// smaller instants are claimed by every process, in a random order, which
-// costs Redis little and starts each run in whichever process woke first.
+// minSplit is the fewest tasks per process for which the fires of a type
+// at an instant are split: fewer are claimed by every peer, in a random
+// order, which costs Redis little and starts each run in whichever process
+// woke first.
 const minSplit = 4
 
-// split returns the fires of this process's share, of fires sorted the same
-// way in every peer (by queue order): every size-th one from rank. It
-// reports whether fires were split; when not, every fire is this process's.
+// split returns the fires of this process's share, of fires of one type
+// sorted the same way in every peer (by queue order): every size-th one
+// from rank. It reports whether fires were split; when not, every fire is
+// this process's.
 func (p peerShare) split(fires []*fire) ([]*fire, bool) {
 	if p.size <= 1 || len(fires) < minSplit*p.size {
 		return fires, false
@@ -50,8 +68,52 @@ func (p peerShare) split(fires []*fire) ([]*fire, bool) {
 	return mine, true
 }
 
+// split returns the fires of this process's share of one instant's fires
+// (of the types it runs, in queue order): for each type, its peerShare of
+// the fires of that type. It reports whether any type's fires were split.
+// Two passes over fires, a map lookup per fire each.
+func (ps *peerShares) split(fires []*fire) ([]*fire, bool) {
+	if ps == nil || len(ps.byType) == 0 {
+		return fires, false
+	}
+	type count struct {
+		share    peerShare
+		n, index int
+	}
+	types := make(map[string]*count)
+	split := false
+	for _, f := range fires {
+		c := types[f.state.Type]
+		if c == nil {
+			c = &count{share: ps.byType[f.state.Type]}
+			types[f.state.Type] = c
+		}
+		c.n++
+	}
+	for _, c := range types {
+		if c.share.size > 1 && c.n >= minSplit*c.share.size {
+			split = true
+		} else {
+			c.share = peerShare{} // every fire of the type is this process's
+		}
+	}
+	if !split {
+		return fires, false
+	}
+	mine := make([]*fire, 0, len(fires))
+	for _, f := range fires {
+		c := types[f.state.Type]
+		i := c.index
+		c.index++
+		if c.share.size == 0 || i%c.share.size == c.share.rank {
+			mine = append(mine, f)
+		}
+	}
+	return mine, true
+}
+
 // registryDigest names the set of task types of reg: processes with the same
-// digest can run the same tasks, and split their instants.
+// digest run the same tasks.
 func registryDigest(reg *Registry) string {
 	regs := reg.Entries()
 	names := make([]string, len(regs))
@@ -67,50 +129,82 @@ func registryDigest(reg *Registry) string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-// refreshPeers works out this process's share from the processes alive at
-// its heartbeat (live, which includes it): its peers are those whose process
-// hash holds its registry digest. Digests are read once per process id (a
-// process's registry does not change while it runs); a process whose hash
-// holds none yet (a version that does not split, or a hash not written yet)
-// is asked again at the next heartbeat. Only the maintain goroutine calls it.
+// peerTypes is what this process knows of a live peer's task types.
+type peerTypes map[string]bool
+
+// refreshPeers works out this process's shares from the processes alive at
+// its heartbeat (live, which includes it): the peers of each type it runs
+// are the live processes whose hash names that type among those they run.
+// A process's types are read once per process id (its set does not change
+// while it runs); a process whose hash names none yet (a hash not written
+// yet) is asked again at the next heartbeat, and one of a version that
+// publishes only the digest counts as running this process's set when its
+// digest is this process's. Only the maintain goroutine calls it.
 func (mt *maintainer) refreshPeers(ctx context.Context, live []string) error {
-	for id := range mt.peerDigests {
+	for id := range mt.peerSets {
 		if !slices.Contains(live, id) {
-			delete(mt.peerDigests, id)
+			delete(mt.peerSets, id)
 		}
 	}
 	var ask []string
 	for _, id := range live {
-		if _, ok := mt.peerDigests[id]; !ok && id != mt.id {
+		if _, ok := mt.peerSets[id]; !ok && id != mt.id {
 			ask = append(ask, id)
 		}
 	}
 	if len(ask) > 0 {
-		digests, err := mt.db.TypeDigests(ctx, ask)
+		sets, err := mt.db.TaskTypes(ctx, ask)
 		if err != nil {
 			return err
 		}
 		for i, id := range ask {
-			if d := digests[i]; d != "" {
-				mt.peerDigests[id] = d
+			if set := peerSetOf(sets[i], mt.digest, mt.runTypes); set != nil {
+				mt.peerSets[id] = set
 			}
 		}
 	}
-	peers := []string{mt.id}
-	for id, d := range mt.peerDigests {
-		if d == mt.digest {
-			peers = append(peers, id)
-		}
-	}
-	slices.Sort(peers)
-	mt.disp.share.Store(&peerShare{rank: slices.Index(peers, mt.id), size: len(peers)})
+	mt.disp.share.Store(sharesOf(mt.id, mt.runTypes, mt.peerSets))
 	return nil
 }
 
-// currentShare is this process's share as of its latest heartbeat.
-func (dp *dispatcher) currentShare() peerShare {
-	if p := dp.share.Load(); p != nil {
-		return *p
+// peerSetOf is the set of types a peer's hash says it runs, or nil when it
+// says nothing yet.
+func peerSetOf(p rdb.ProcessTypes, digest string, mine []string) peerTypes {
+	var names []string
+	switch {
+	case p.Known:
+		names = p.Names
+	case p.Digest != "" && p.Digest == digest:
+		names = mine
+	case p.Digest != "":
+		names = nil // another set, unnamed: no type's peer
+	default:
+		return nil
 	}
-	return peerShare{}
+	set := make(peerTypes, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
+
+// sharesOf returns process id's place among the peers of each of its
+// types, given the live peers' sets.
+func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares {
+	ps := &peerShares{byType: make(map[string]peerShare, len(types))}
+	ids := make([]string, 0, len(peers)+1)
+	for _, t := range types {
+		ids = append(ids[:0], id)
+		for pid, set := range peers {
+			if set[t] {
+				ids = append(ids, pid)
+			}
+		}
+		slices.Sort(ids)
+		ps.byType[t] = peerShare{rank: slices.Index(ids, id), size: len(ids)}
+	}
+	return ps
+}
+
+// currentShares is this process's shares as of its latest heartbeat.
+func (dp *dispatcher) currentShares() *peerShares { return dp.share.Load() }

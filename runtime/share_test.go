@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -88,10 +89,10 @@ func TestRegistryDigest(t *testing.T) {
 	}
 }
 
-// Processes split instants only with peers that run the same task types:
-// a process of other types is not counted, and a peer that stops leaves the
-// split at the next heartbeat.
-func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
+// The peers of a task type are the live processes that run it: a process
+// of more types is a peer for the types it shares, and a peer that stops
+// leaves the split at the next heartbeat.
+func TestPeersAreLiveProcessesOfEachType(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
 	same := testRegistry(t, TaskConfig{Name: "tick", Expression: "every:1h", New: probeNew(0)})
@@ -101,10 +102,14 @@ func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
 	s2, stop2 := runScheduler(t, rdb, same, WithProcessID("p2"))
 	s3, _ := runScheduler(t, rdb, other, WithProcessID("p3"))
 
-	want := map[*Scheduler]peerShare{s1: {rank: 0, size: 2}, s2: {rank: 1, size: 2}, s3: {rank: 0, size: 1}}
+	want := map[*Scheduler]map[string]peerShare{
+		s1: {"tick": {rank: 0, size: 3}},
+		s2: {"tick": {rank: 1, size: 3}},
+		s3: {"tick": {rank: 2, size: 3}, "more": {rank: 0, size: 1}},
+	}
 	waitFor(t, 5*time.Second, "every process to know its peers", func() bool {
 		for s, w := range want {
-			if s.disp.currentShare() != w {
+			if ps := s.disp.currentShares(); ps == nil || !maps.Equal(ps.byType, w) {
 				return false
 			}
 		}
@@ -112,9 +117,73 @@ func TestPeersAreLiveProcessesOfTheSameTypes(t *testing.T) {
 	})
 
 	stop2()
-	waitFor(t, 5*time.Second, "p1 to be alone once p2 stopped", func() bool {
-		return s1.disp.currentShare() == peerShare{rank: 0, size: 1}
+	waitFor(t, 5*time.Second, "p1 to share tick with p3 only once p2 stopped", func() bool {
+		return s1.disp.currentShares().byType["tick"] == peerShare{rank: 0, size: 2}
 	})
+}
+
+// With mixed task sets (A runs x and y, B x, C y) the fires of each type
+// are split among the processes that run it only: every fire is in one
+// share, and never in the share of a process that lacks its type (whose
+// share would wait shareGrace for nothing).
+func TestPeerSharesSplitMixedSets(t *testing.T) {
+	sets := map[string][]string{"A": {"x", "y"}, "B": {"x"}, "C": {"y"}}
+	peers := func(self string) map[string]peerTypes {
+		out := map[string]peerTypes{}
+		for id, types := range sets {
+			if id != self {
+				out[id] = peerTypes{}
+				for _, ty := range types {
+					out[id][ty] = true
+				}
+			}
+		}
+		return out
+	}
+	// 3*minSplit fires of each type, interleaved in queue order.
+	var all []*fire
+	for i := range 6 * minSplit {
+		ty := []string{"x", "y"}[i%2]
+		all = append(all, &fire{state: taskState{Member: fmt.Sprintf("%s%02d", ty, i), Type: ty}})
+	}
+	in := map[*fire][]string{}
+	for id, types := range sets {
+		ps := sharesOf(id, types, peers(id))
+		for _, ty := range types {
+			if got := ps.byType[ty].size; got != 2 {
+				t.Errorf("%s: %d peers of %s, want 2", id, got, ty)
+			}
+		}
+		// What the process sees of the instant: the fires of its types.
+		var view []*fire
+		for _, f := range all {
+			if slices.Contains(types, f.state.Type) {
+				view = append(view, f)
+			}
+		}
+		mine, split := ps.split(view)
+		if !split {
+			t.Errorf("%s: not split", id)
+		}
+		for _, f := range mine {
+			in[f] = append(in[f], id)
+		}
+	}
+	for _, f := range all {
+		switch ids := in[f]; {
+		case len(ids) != 1:
+			t.Errorf("fire %s is in the shares of %v, want exactly one", f.state.Member, ids)
+		case !slices.Contains(sets[ids[0]], f.state.Type):
+			t.Errorf("fire %s of type %s is in the share of %s, which does not run it", f.state.Member, f.state.Type, ids[0])
+		}
+	}
+	// Below minSplit fires of a type per peer, that type is not split, the
+	// other one still is.
+	ps := sharesOf("B", sets["B"], peers("B"))
+	few := []*fire{{state: taskState{Member: "x0", Type: "x"}}}
+	if mine, split := ps.split(few); split || len(mine) != 1 {
+		t.Errorf("one fire of x: split %v into %d, want not split", split, len(mine))
+	}
 }
 
 // stampTask records each run's task, fire and start.
@@ -178,7 +247,7 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 	}()
 
 	s, stop := runScheduler(t, rdb, reg, WithProcessID("p1"))
-	if got := s.disp.currentShare(); got != (peerShare{rank: 1, size: 2}) {
+	if got := s.disp.currentShares().byType["stamp"]; got != (peerShare{rank: 1, size: 2}) {
 		t.Fatalf("share at start = %+v, want rank 1 of 2 (the ghost is a peer)", got)
 	}
 	time.Sleep(3500 * time.Millisecond)
@@ -240,7 +309,7 @@ func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
 		for _, s := range scheds {
-			if s.disp.currentShare().size != 3 {
+			if s.disp.currentShares().byType["stamp"].size != 3 {
 				return false
 			}
 		}
@@ -288,4 +357,98 @@ func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 		}
 	}
 	t.Logf("runs by process: %v", byProcess)
+}
+
+// stampY is a second stamping task type.
+type stampY struct{ log *fireLog }
+
+func (t stampY) Handle(ctx context.Context) error { t.log.add(ctx); return nil }
+
+// Processes with mixed task sets (A runs x and y, B x, C y) fire every
+// instant of every task once, each type's runs only in the processes that
+// run it, and split each type's instants among those: x between A and B,
+// y between A and C.
+func TestSplitInstantsOfMixedTaskSets(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	log := new(fireLog)
+	reg := testRegistry(t, TaskConfig{Name: "x", New: func() TaskInterface { return stampTask{log} }},
+		TaskConfig{Name: "y", New: func() TaskInterface { return stampY{log} }})
+	c := NewClient(rdb, reg)
+	const perType = 2 * minSplit
+	typeOf := map[string]string{}
+	for _, ty := range []string{"x", "y"} {
+		for _, key := range keysOf(ty+"%02d", perType) {
+			must(t, c.SetTask(ctx, TaskSpec{Key: key, Type: ty, Expression: "every:1s"}))
+			typeOf[key] = ty
+		}
+	}
+	sets := map[string][]string{"A": {"x", "y"}, "B": {"x"}, "C": {"y"}}
+	scheds := map[string]*Scheduler{}
+	var stops []func()
+	for id, types := range sets {
+		s, stop := runScheduler(t, rdb, reg, WithProcessID(id), WithTasks(types...))
+		scheds[id], stops = s, append(stops, stop)
+	}
+	want := map[string]map[string]peerShare{
+		"A": {"x": {rank: 0, size: 2}, "y": {rank: 0, size: 2}},
+		"B": {"x": {rank: 1, size: 2}},
+		"C": {"y": {rank: 1, size: 2}},
+	}
+	waitFor(t, 5*time.Second, "each process to know the peers of its types", func() bool {
+		for id, w := range want {
+			if ps := scheds[id].disp.currentShares(); ps == nil || !maps.Equal(ps.byType, w) {
+				return false
+			}
+		}
+		return true
+	})
+	from := time.Now().Truncate(time.Second).Add(time.Second)
+	waitFor(t, 15*time.Second, "every task to run instant from+3s", func() bool {
+		ran := map[string]bool{}
+		for _, f := range log.snapshot() {
+			if f.fire.Equal(from.Add(3 * time.Second)) {
+				ran[f.task] = true
+			}
+		}
+		return len(ran) == len(typeOf)
+	})
+	for _, stop := range stops {
+		stop()
+	}
+	count := map[string]map[time.Time]int{}
+	runs := map[string]map[string]int{} // type -> process -> runs
+	for _, f := range log.snapshot() {
+		if f.fire.Before(from) || f.fire.After(from.Add(2*time.Second)) {
+			continue
+		}
+		ty := typeOf[f.task]
+		if !slices.Contains(sets[f.process], ty) {
+			t.Errorf("task %s of type %s ran in %s, which does not run %s", f.task, ty, f.process, ty)
+		}
+		if count[f.task] == nil {
+			count[f.task] = map[time.Time]int{}
+		}
+		count[f.task][f.fire]++
+		if runs[ty] == nil {
+			runs[ty] = map[string]int{}
+		}
+		runs[ty][f.process]++
+	}
+	for task := range typeOf {
+		for at := from; !at.After(from.Add(2 * time.Second)); at = at.Add(time.Second) {
+			if n := count[task][at]; n != 1 {
+				t.Errorf("task %s, instant %v: %d runs, want 1", task, at, n)
+			}
+		}
+	}
+	for ty, ids := range map[string][]string{"x": {"A", "B"}, "y": {"A", "C"}} {
+		for _, id := range ids {
+			if runs[ty][id] == 0 {
+				t.Errorf("%s ran no %s task in 3 split instants (runs of %s by process: %v)", id, ty, ty, runs[ty])
+			}
+		}
+	}
+	t.Logf("runs by type and process: %v", runs)
 }

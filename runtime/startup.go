@@ -99,6 +99,7 @@ func (s *Scheduler) connect(ctx context.Context) error {
 	if err := s.maint.quarantine(ctx); err != nil {
 		return fmt.Errorf("crontab: quarantine: %w", err)
 	}
+	s.runTypes = runNames(s.reg)
 	s.maint.digest = registryDigest(s.reg)
 	if err := s.maint.heartbeat(ctx); err != nil {
 		return fmt.Errorf("crontab: heartbeat: %w", err)

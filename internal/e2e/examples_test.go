@@ -24,11 +24,11 @@ func buildExample(t *testing.T, pkg string) string {
 	return bin
 }
 
-// startExample starts bin with REDIS_URL pointing at srv.
-func startExample(t *testing.T, bin string, srv *redistest.Server) (*exec.Cmd, *testio.Buffer) {
+// startExample starts bin with args and REDIS_URL pointing at srv.
+func startExample(t *testing.T, bin string, srv *redistest.Server, args ...string) (*exec.Cmd, *testio.Buffer) {
 	t.Helper()
 	var out testio.Buffer
-	cmd := exec.Command(bin)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "REDIS_URL="+srv.URL())
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -119,6 +119,13 @@ func scriptCases() []scriptCase {
 			_, _, err := r.ClaimJobs(ctx, "q#1", 10, time.Minute)
 			return err
 		}},
+		{"ClaimJobsOf", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 3)
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1) // put back before
+		}, func(r *RDB) error {
+			_, _, err := r.ClaimJobsOf(ctx, "q#1", 10, time.Minute, []string{"t"}, 100, time.Millisecond)
+			return err
+		}},
 		{"AckJobs", func(t *testing.T, r *RDB) {
 			claimed(t, r, 4)
 			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1, "j2", 1) // put back before

@@ -199,6 +199,12 @@ func (r *RDB) ClaimJobs(ctx context.Context, claimID string, limit int, lease ti
 	if err != nil {
 		return nil, 0, err
 	}
+	jobs, nextMS = parseJobClaim(res)
+	return jobs, nextMS, nil
+}
+
+// parseJobClaim reads a job claim script's reply.
+func parseJobClaim(res []any) (jobs []ClaimedJob, nextMS int64) {
 	jobs = make([]ClaimedJob, 0, (len(res)-1)/5)
 	for i := 1; i+4 < len(res); i += 5 {
 		id, _ := res[i].(string)
@@ -215,10 +221,132 @@ func (r *RDB) ClaimJobs(ctx context.Context, claimID string, limit int, lease ti
 		jobs = append(jobs, j)
 	}
 	nextMS = -1
-	if f, ok := res[0].(string); ok {
+	switch f := res[0].(type) {
+	case string:
 		v, _ := strconv.ParseFloat(f, 64)
 		nextMS = max(int64(v), 1)
+	case int64:
+		if f >= 0 {
+			nextMS = max(f, 1)
+		}
 	}
+	return jobs, nextMS
+}
+
+// claimJobsOfScript is claimJobsScript for a process that runs only some
+// job types (WithTasks): it claims, oldest first, only the due jobs whose
+// envelope names one of them, and leaves the others in the queue, as they
+// are, for the processes that run them. The type is read from the
+// envelope's head as the client writes it ({"task":"name",...}), or else
+// decoded with cjson; an envelope that names no type is claimed (its
+// process dead-letters it, as claimJobsScript's would). A job whose
+// envelope is gone is dropped from the queue, as claimJobsScript does.
+// It looks at no more than scan due jobs, a page of limit at a time.
+//
+// Owner values and jobs:first are as in claimJobsScript.
+//
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, jobs:first
+// ARGV: limit, lease_ms, claim_id, scan, retry_ms, then the type names
+// Bounds: limit is at most 2 * MaxBatch (8,192), scan at most
+// MaxJobScan.
+// Failure: a key of the wrong type fails before anything is written.
+// Returns claimJobsScript's reply, whose next due time is: the head's
+// after now when every due job was looked at; now + retry_ms when scan
+// due jobs of other types were passed over and more are due.
+var claimJobsOfScript = redis.NewScript(luaNow + `
+local limit, scan = tonumber(ARGV[1]), tonumber(ARGV[4])
+local run = {}
+for i = 6, #ARGV do run[ARGV[i]] = true end
+want_type(KEYS[4], 'zset') -- so that the writes below cannot fail
+want_type(KEYS[5], 'hash')
+local out = {-1}
+local owners, drop = {}, {}
+local hasatt = redis.call('EXISTS', KEYS[3]) == 1
+local hasfirst = redis.call('EXISTS', KEYS[6]) == 1
+local claim = ARGV[3] .. '|'
+local offset, claimed, done = 0, 0, false
+while claimed < limit and offset < scan do
+  local page = math.min(limit, scan - offset)
+  local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', offset, page, 'WITHSCORES')
+  local n = #due / 2
+  if n == 0 then done = true break end
+  local ids = {}
+  for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
+  local envs = callk('HMGET', KEYS[2], ids)
+  local atts, firsts = {}, {}
+  if hasatt then atts = callk('HMGET', KEYS[3], ids) end
+  if hasfirst then firsts = callk('HMGET', KEYS[6], ids) end
+  for k, id in ipairs(ids) do
+    local env = envs[k]
+    if not env then
+      drop[#drop + 1] = id
+    else
+      local t = string.match(env, '^{"task":"([^"\\]*)"')
+      if not t then
+        local ok, d = pcall(cjson.decode, env)
+        if ok and type(d) == 'table' and type(d.task) == 'string' and d.task ~= '' then t = d.task end
+      end
+      if t == nil or run[t] then
+        drop[#drop + 1] = id
+        owners[#owners + 1] = id
+        owners[#owners + 1] = claim .. due[2 * k]
+        out[#out + 1] = id
+        out[#out + 1] = due[2 * k]
+        out[#out + 1] = (tonumber(atts[k]) or 0) + 1
+        out[#out + 1] = env
+        out[#out + 1] = firsts[k] or false
+        claimed = claimed + 1
+        if claimed == limit then break end
+      end
+    end
+  end
+  offset = offset + n
+  if n < page then done = true end
+end
+if #drop > 0 then callk('ZREM', KEYS[1], drop) end
+if #owners > 0 then
+  callk('HSET', KEYS[5], owners)
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[3])
+end
+if claimed < limit and not done then
+  out[1] = now + tonumber(ARGV[5])
+else
+  local head = redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  if head[2] then out[1] = head[2] end
+end
+return out
+`)
+
+// MaxJobScan bounds the due jobs one ClaimJobsOf call looks at.
+const MaxJobScan = 4 * MaxJobClaim
+
+// ClaimJobsOf is ClaimJobs for a process that runs only the job types
+// named in types (not empty): it claims only jobs of those types (and
+// jobs whose envelope names none), looking at no more than scan due jobs
+// (at most MaxJobScan), and leaves the others in the queue untouched. Its
+// nextMS is the first job due after now when every due job was looked at
+// (so the others' due jobs do not make the caller claim again at once),
+// and now + retry when scan due jobs were looked at and more are due.
+func (r *RDB) ClaimJobsOf(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, scan int, retry time.Duration) (jobs []ClaimedJob, nextMS int64, err error) {
+	switch {
+	case limit > MaxJobClaim:
+		return nil, 0, errors.New("claim jobs: limit " + strconv.Itoa(limit) + " is over " + strconv.Itoa(MaxJobClaim))
+	case scan < limit || scan > MaxJobScan:
+		return nil, 0, errors.New("claim jobs: scan " + strconv.Itoa(scan) + " is outside [limit, " + strconv.Itoa(MaxJobScan) + "]")
+	case len(types) == 0:
+		return nil, 0, errors.New("claim jobs: no job types")
+	}
+	args := make([]any, 0, 5+len(types))
+	args = append(args, limit, lease.Milliseconds(), claimID, scan, retry.Milliseconds())
+	for _, t := range types {
+		args = append(args, t)
+	}
+	res, err := claimJobsOfScript.Run(ctx, r.c,
+		[]string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(), r.k.FirstDue()}, args...).Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	jobs, nextMS = parseJobClaim(res)
 	return jobs, nextMS, nil
 }
 

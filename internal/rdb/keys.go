@@ -22,7 +22,7 @@ import (
 //	P tasks            SET   every task key (so nothing needs SCAN)
 //	P history:<key>    LIST  the task's last run records, newest first
 //	P processes        ZSET  process id -> last heartbeat (unix ms)
-//	P process:<id>     HASH  host, pid, version, start, running handlers, types (digest of the registered task names)
+//	P process:<id>     HASH  host, pid, version, start, running handlers, types (digest of the names of the tasks it runs), task_names (JSON array of them)
 //	P declared         ZSET task key -> when a live process last declared it (unix ms)
 //	P jobs             ZSET job id -> due (unix ms): pending delayed jobs
 //	P jobs:data        HASH job id -> envelope JSON {"task","payload","retries","enqueued"}

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -22,7 +23,8 @@ type Heartbeat struct {
 	PID               int
 	StartedMS, NowMS  int64
 	Running, Tasks    int
-	Types             string // the digest of its registered task names
+	Types             string   // the digest of the task names it runs
+	Names             []string // the task and job type names it runs (its WithTasks set, or all it registers)
 }
 
 // Beat writes the heartbeat (the processes ZSET and the process hash, which
@@ -31,7 +33,8 @@ func (r *RDB) Beat(ctx context.Context, h Heartbeat, ttl time.Duration) ([]strin
 	pipe := r.c.Pipeline()
 	pipe.ZAdd(ctx, r.k.Processes(), redis.Z{Score: float64(h.NowMS), Member: h.ID})
 	pipe.HSet(ctx, r.k.Process(h.ID), "host", h.Host, "pid", h.PID, "version", h.Version,
-		"started", h.StartedMS, "beat", h.NowMS, "running", h.Running, "tasks", h.Tasks, "types", h.Types)
+		"started", h.StartedMS, "beat", h.NowMS, "running", h.Running, "tasks", h.Tasks, "types", h.Types,
+		fieldTaskNames, encodeNames(h.Names))
 	pipe.PExpire(ctx, r.k.Process(h.ID), 3*ttl)
 	live := pipe.ZRangeByScore(ctx, r.k.Processes(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(h.NowMS-ttl.Milliseconds(), 10), Max: "+inf"})
@@ -70,22 +73,54 @@ func (r *RDB) ProcessBeats(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
-// TypeDigests returns the task-type digest each process declared in its
-// heartbeat, "" for one without (gone, or not beaten yet).
-func (r *RDB) TypeDigests(ctx context.Context, ids []string) ([]string, error) {
-	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
-		cmds := make([]*redis.StringCmd, len(ids))
+// fieldTaskNames is the process hash's field with the names of the task
+// and job types the process runs, a JSON array of strings.
+const fieldTaskNames = "task_names"
+
+func encodeNames(names []string) string {
+	if names == nil {
+		names = []string{}
+	}
+	b, _ := json.Marshal(names) // strings always encode
+	return string(b)
+}
+
+// ProcessTypes is what a process's hash says of the task types it runs:
+// the digest of their names, and the names (Known false when the hash has
+// none, or none that parse: a process gone, not beaten yet, or of a
+// version that does not publish them).
+type ProcessTypes struct {
+	Digest string
+	Names  []string
+	Known  bool
+}
+
+// TaskTypes returns what the hash of each process says of the task types
+// it runs, in one pipeline.
+func (r *RDB) TaskTypes(ctx context.Context, ids []string) ([]ProcessTypes, error) {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
+		cmds := make([]*redis.SliceCmd, len(ids))
 		for i, id := range ids {
-			cmds[i] = pipe.HGet(ctx, r.k.Process(id), "types")
+			cmds[i] = pipe.HMGet(ctx, r.k.Process(id), "types", fieldTaskNames)
 		}
 		return cmds
 	})
 	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
 		return nil, err
 	}
-	out := make([]string, len(ids))
+	out := make([]ProcessTypes, len(ids))
 	for i, c := range cmds {
-		out[i] = c.Val()
+		vals := c.Val()
+		if len(vals) != 2 {
+			continue // a foreign value where the hash should be
+		}
+		out[i].Digest, _ = vals[0].(string)
+		if s, ok := vals[1].(string); ok {
+			var names []string
+			if json.Unmarshal([]byte(s), &names) == nil {
+				out[i].Names, out[i].Known = names, true
+			}
+		}
 	}
 	return out, nil
 }
