@@ -34,6 +34,7 @@ func TestClaimJobsOfTakesOnlyItsTypes(t *testing.T) {
 	for _, id := range []string{"other1", "other2"} {
 		before[id] = c.HGet(ctx, r.k.JobData(), id).Val()
 	}
+	c.HSet(ctx, r.k.FirstDue(), "mine2", 1) // put back before: first due at 1, queued at 3
 
 	got, next, err := r.ClaimJobsOf(ctx, "p#1", 10, time.Minute, []string{"send sms", "other type"}, 100, 50*time.Millisecond)
 	if err != nil {
@@ -45,6 +46,9 @@ func TestClaimJobsOfTakesOnlyItsTypes(t *testing.T) {
 	}
 	if want := []string{"mine1", "mine2", "bad", "mine3"}; !slices.Equal(ids, want) {
 		t.Fatalf("claimed %v, want %v", ids, want)
+	}
+	if got[0].DueMS != 1 || got[0].FirstDueMS != 1 || got[1].DueMS != 3 || got[1].FirstDueMS != 1 {
+		t.Errorf("due and first due: %+v, %+v; want 1/1 and 3/1 (the kept first due)", got[0], got[1])
 	}
 	queued := c.ZRangeWithScores(ctx, r.k.Jobs(), 0, -1).Val()
 	var left []string
@@ -62,8 +66,8 @@ func TestClaimJobsOfTakesOnlyItsTypes(t *testing.T) {
 			t.Errorf("job %s was touched", id)
 		}
 	}
-	if owner := c.HGet(ctx, r.k.Owners(), "mine3").Val(); owner != "p#1" {
-		t.Errorf("mine3's owner = %q", owner)
+	if owner := c.HGet(ctx, r.k.Owners(), "mine3").Val(); owner != OwnerValue("p#1", 6) {
+		t.Errorf("mine3's owner = %q, want the claim and the due it was claimed at", owner)
 	}
 	// The next due job is the one after now, not the others' due ones.
 	if d := time.Until(time.UnixMilli(next)); d < 59*time.Minute {
