@@ -228,6 +228,13 @@ func TestProvideErrors(t *testing.T) {
 	if _, err := NewScheduler(rdb, reg, Provide(), Provide(provJob{}, &provFire{})); err != nil {
 		t.Errorf("NewScheduler with good values: %v", err)
 	}
+	// A type this process's role leaves out (WithTasks) is accepted, and
+	// unused: the contract lets one option list serve every fleet.
+	if s, err := NewScheduler(rdb, reg, WithTasks("prov job"), Provide(provJob{Store: store}, &provFire{})); err != nil {
+		t.Errorf("NewScheduler with a provided type its role leaves out: %v", err)
+	} else if s.reg.Entry("prov fire") != nil || s.provided["prov fire"] == nil {
+		t.Errorf("WithTasks(\"prov job\"): runs %v, provided %v; want prov fire provided, not run", s.reg.Tasks(), s.provided)
+	}
 	if err := NewClient(rdb, reg, Provide(provJob{})).Err(); err == nil ||
 		!strings.Contains(err.Error(), "Provide is a Scheduler option: a Client cannot use it") {
 		t.Errorf("NewClient(Provide).Err(): %v", err)
