@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -36,9 +37,16 @@ type peerShare struct {
 
 // peerShares is this process's place among the peers of each type it
 // runs, worked out at each heartbeat (refreshPeers), so that splitting an
-// instant costs a map lookup per fire. The zero value splits nothing.
+// instant costs a map lookup per fire. Types with the same peers form one
+// group (in a fleet whose processes run the same set, every type is in
+// one), and an instant's fires are split group by group: a group's fires
+// in queue order are the same list in each of its peers, and splitting a
+// group rather than each type splits an instant of many tasks of one fire
+// each. The zero value splits nothing.
 type peerShares struct {
-	byType map[string]peerShare
+	byType map[string]peerShare // the type's share: its group's
+	group  map[string]int       // the type's group, an index into shares
+	shares []peerShare          // each group's share
 }
 
 // shareGrace is how long after an instant this process leaves the tasks of
@@ -69,32 +77,32 @@ func (p peerShare) split(fires []*fire) ([]*fire, bool) {
 }
 
 // split returns the fires of this process's share of one instant's fires
-// (of the types it runs, in queue order): for each type, its peerShare of
-// the fires of that type. It reports whether any type's fires were split.
-// Two passes over fires, a map lookup per fire each.
+// (of the types it runs, in queue order): for each group of types with the
+// same peers, its peerShare of the group's fires. It reports whether any
+// group's fires were split. Two passes over fires, a map lookup per fire
+// each.
 func (ps *peerShares) split(fires []*fire) ([]*fire, bool) {
-	if ps == nil || len(ps.byType) == 0 {
+	if ps == nil || len(ps.shares) == 0 {
 		return fires, false
 	}
 	type count struct {
 		share    peerShare
 		n, index int
 	}
-	types := make(map[string]*count)
-	split := false
+	counts := make([]count, len(ps.shares))
 	for _, f := range fires {
-		c := types[f.state.Type]
-		if c == nil {
-			c = &count{share: ps.byType[f.state.Type]}
-			types[f.state.Type] = c
+		if g, ok := ps.group[f.state.Type]; ok {
+			counts[g].n++
 		}
-		c.n++
 	}
-	for _, c := range types {
+	split := false
+	for g := range counts {
+		c := &counts[g]
+		c.share = ps.shares[g]
 		if c.share.size > 1 && c.n >= minSplit*c.share.size {
 			split = true
 		} else {
-			c.share = peerShare{} // every fire of the type is this process's
+			c.share = peerShare{} // every fire of the group is this process's
 		}
 	}
 	if !split {
@@ -102,7 +110,12 @@ func (ps *peerShares) split(fires []*fire) ([]*fire, bool) {
 	}
 	mine := make([]*fire, 0, len(fires))
 	for _, f := range fires {
-		c := types[f.state.Type]
+		g, ok := ps.group[f.state.Type]
+		if !ok { // not a type of this process's: the dispatcher passes it over
+			mine = append(mine, f)
+			continue
+		}
+		c := &counts[g]
 		i := c.index
 		c.index++
 		if c.share.size == 0 || i%c.share.size == c.share.rank {
@@ -189,9 +202,10 @@ func peerSetOf(p rdb.ProcessTypes, digest string, mine []string) peerTypes {
 }
 
 // sharesOf returns process id's place among the peers of each of its
-// types, given the live peers' sets.
+// types, given the live peers' sets, and groups the types by their peers.
 func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares {
-	ps := &peerShares{byType: make(map[string]peerShare, len(types))}
+	ps := &peerShares{byType: make(map[string]peerShare, len(types)), group: make(map[string]int, len(types))}
+	groups := make(map[string]int) // the peers' ids, joined, to the group
 	ids := make([]string, 0, len(peers)+1)
 	for _, t := range types {
 		ids = append(ids[:0], id)
@@ -201,7 +215,16 @@ func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares
 			}
 		}
 		slices.Sort(ids)
-		ps.byType[t] = peerShare{rank: slices.Index(ids, id), size: len(ids)}
+		key := strings.Join(ids, "\x00")
+		share := peerShare{rank: slices.Index(ids, id), size: len(ids)}
+		g, ok := groups[key]
+		if !ok {
+			g = len(ps.shares)
+			groups[key] = g
+			ps.shares = append(ps.shares, share)
+		}
+		ps.group[t] = g
+		ps.byType[t] = share
 	}
 	return ps
 }

@@ -186,6 +186,58 @@ func TestPeerSharesSplitMixedSets(t *testing.T) {
 	}
 }
 
+// Types with the same peers are split as one group: an instant of many
+// tasks of one fire each (every task its own type, as crontabgen makes
+// them) is split among the processes that all run them, and a type run by
+// fewer processes is split among those only.
+func TestPeerSharesSplitGroupsOfTypes(t *testing.T) {
+	var shared []string
+	for i := range 3 * minSplit * 3 {
+		shared = append(shared, fmt.Sprintf("t%02d", i))
+	}
+	sets := map[string][]string{"A": append([]string{"solo"}, shared...), "B": shared, "C": shared}
+	var all []*fire
+	for _, ty := range sets["A"] {
+		all = append(all, &fire{state: taskState{Member: ty, Type: ty}})
+	}
+	count := map[string]int{}
+	in := map[*fire]int{}
+	for id, types := range sets {
+		peers := map[string]peerTypes{}
+		for pid, pt := range sets {
+			if pid != id {
+				peers[pid] = peerTypes{}
+				for _, ty := range pt {
+					peers[pid][ty] = true
+				}
+			}
+		}
+		ps := sharesOf(id, types, peers)
+		var view []*fire
+		for _, f := range all {
+			if slices.Contains(types, f.state.Type) {
+				view = append(view, f)
+			}
+		}
+		mine, split := ps.split(view)
+		if !split {
+			t.Errorf("%s: an instant of %d one-fire types with the same 3 peers is not split", id, len(shared))
+		}
+		count[id] = len(mine)
+		for _, f := range mine {
+			in[f]++
+		}
+	}
+	for _, f := range all {
+		if in[f] != 1 {
+			t.Errorf("fire %s is in %d shares, want 1", f.state.Member, in[f])
+		}
+	}
+	if want := len(shared) / 3; count["B"] != want || count["C"] != want || count["A"] != want+1 {
+		t.Errorf("shares %v, want %d each, and A also the solo type's fire", count, want)
+	}
+}
+
 // stampTask records each run's task, fire and start.
 type stampTask struct{ log *fireLog }
 

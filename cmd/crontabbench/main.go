@@ -57,6 +57,7 @@
 //	-failover-rounds N   S5 kills (default 3)
 //	-process-ttl D       S5 workers' WithProcessTTL (default: the runtime's, 5s)
 //	-run-lease D         S5 workers' WithRunLease (default: the runtime's, 1.5s)
+//	-with-tasks          S1 and S2 schedulers run WithTasks(their job type): the roles claim
 //	-workers N           WithWorkers of the scheduler under test (default: the runtime's)
 //	-batch N             WithBatch of the scheduler under test (default: the runtime's)
 //	-cpuprofile PATH     CPU profile of this process during the S1 drain
@@ -115,6 +116,7 @@ func main() {
 	flag.IntVar(&cfg.FailoverRounds, "failover-rounds", cfg.FailoverRounds, "S5 kills")
 	flag.DurationVar(&cfg.ProcessTTL, "process-ttl", 0, "S5 workers' process TTL (0: the runtime's default)")
 	flag.DurationVar(&cfg.RunLease, "run-lease", 0, "S5 workers' run lease (0: the runtime's default)")
+	flag.BoolVar(&cfg.WithTasks, "with-tasks", false, "S1 and S2 schedulers run WithTasks(their job type)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -53,6 +53,9 @@ type Config struct {
 	FailoverRounds int           // S5, S5b: kills
 	ProcessTTL     time.Duration // S5: WithProcessTTL of the workers (0: the runtime's default)
 	RunLease       time.Duration // S5: WithRunLease of the workers (0: the runtime's default)
+	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
+	// the job claim of a process with roles (rdb.ClaimJobsOf).
+	WithTasks bool
 
 	// Workers and Batch are the scheduler's WithWorkers and WithBatch (0:
 	// the runtime's defaults).

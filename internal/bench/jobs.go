@@ -227,7 +227,12 @@ func (e *env) runJobsOurs(ctx context.Context, name string, due []int64, profile
 	if err != nil {
 		return jobOutcome{}, err
 	}
-	st, err := e.startScheduler(ctx, reg, crontab.WithListener(rec))
+	opts := []crontab.Option{crontab.WithListener(rec)}
+	if e.cfg.WithTasks {
+		opts = append(opts, crontab.WithTasks(jobType))
+		e.logf("%s: the scheduler runs WithTasks(%q)", name, jobType)
+	}
+	st, err := e.startScheduler(ctx, reg, opts...)
 	if err != nil {
 		return jobOutcome{}, err
 	}
