@@ -39,6 +39,11 @@
 // member with no task), repairing and counting them. If it dies, another
 // process takes the lock within the process TTL; firing never waits for it.
 //
+// Processes may run different sets of tasks: a build's types, limited by
+// WithTasks (process roles). Each publishes the names of the types it runs;
+// a process claims only tasks and jobs of its types, and the fires of an
+// instant are split among the live processes that can run them (share.go).
+//
 // Time is Redis server time: each process measures the offset of its clock
 // from TIME and every script reads TIME itself, so processes with skewed
 // clocks agree and nothing fires early.
@@ -64,6 +69,7 @@
 //	{ns}:declared       ZSET task key -> when a live process last declared it
 //	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
+//	                         (host, pid, version, started, beat, running, tasks, types digest, task_names JSON)
 //	{ns}:jobs           ZSET job id -> due (unix ms)
 //	{ns}:jobs:data      HASH job id -> envelope JSON
 //	{ns}:jobs:owner     HASH job id -> "<claim id>|<due ms>": the claim ("<process>#<n>") running it, and the due it was claimed at
