@@ -84,3 +84,20 @@ const DefaultTimeout = registry.DefaultTimeout
 // MaxRetryLimit is the largest retry count accepted (100), for
 // TaskConfig.Retries and for a job's MaxRetries.
 const MaxRetryLimit = registry.MaxRetryLimit
+
+// Rate is a start rate of a task or job type: at most N starts in any
+// window of length Per (TaskConfig.Rate, the directive key rate).
+type Rate = registry.Rate
+
+// ParseRate reads a rate "N/D", such as "100/s" or "5/1m" (see
+// registry.ParseRate).
+func ParseRate(s string) (Rate, error) { return registry.ParseRate(s) }
+
+// The ranges of TaskConfig's flow-control fields (max_running, rate and
+// priority), from package registry.
+const (
+	MaxMaxRunning            = registry.MaxMaxRunning
+	MaxRateCount             = registry.MaxRateCount
+	MinRatePer, MaxRatePer   = registry.MinRatePer, registry.MaxRatePer
+	MinPriority, MaxPriority = registry.MinPriority, registry.MaxPriority
+)

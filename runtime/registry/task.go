@@ -92,6 +92,20 @@ type TaskConfig struct {
 	// Retries is how many extra attempts a failed job gets, with
 	// exponential backoff. Zero means none.
 	Retries int
+	// MaxRunning caps the runs of the type in progress at once across every
+	// process sharing the namespace: jobs over the cap wait in the queue,
+	// fires over it are skipped and recorded, as for a held lock. Zero
+	// means no cap; at most MaxMaxRunning.
+	MaxRunning int
+	// Rate caps the starts of the type across every process: at most
+	// Rate.N in any window of length Rate.Per (a sliding window, on Redis
+	// server time); jobs over it wait in the queue. The zero Rate means no
+	// limit. See ParseRate.
+	Rate Rate
+	// Priority orders the type's due jobs against other types' when they
+	// back up: higher first, starvation of the lower bounded (see package
+	// runtime). From MinPriority to MaxPriority; zero is the default.
+	Priority int
 	// New returns a new zero value of the task's type, as a pointer (so a
 	// job's JSON payload can be decoded into it). Required.
 	New func() TaskInterface
@@ -129,6 +143,13 @@ func (c TaskConfig) validate() error {
 		return fmt.Errorf("task %q: misfire %q: want once or skip", c.Name, c.Misfire)
 	case c.Retries < 0 || c.Retries > MaxRetryLimit:
 		return fmt.Errorf("task %q: retries %d: want 0 to %d", c.Name, c.Retries, MaxRetryLimit)
+	case c.MaxRunning < 0 || c.MaxRunning > MaxMaxRunning:
+		return fmt.Errorf("task %q: max_running %d: want 0 (no cap) to %d", c.Name, c.MaxRunning, MaxMaxRunning)
+	case c.Priority < MinPriority || c.Priority > MaxPriority:
+		return fmt.Errorf("task %q: priority %d: want %d to %d", c.Name, c.Priority, MinPriority, MaxPriority)
+	}
+	if err := c.Rate.Validate(); err != nil {
+		return fmt.Errorf("task %q: %w", c.Name, err)
 	}
 	return nil
 }
