@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gocrontab/crontab/runtime/registry"
 )
 
 // Prefix starts every directive line. There is no space after the //.
@@ -16,6 +18,10 @@ const (
 	DefaultTZ      = "UTC"
 	DefaultMisfire = MisfireOnce
 	DefaultRetries = 0
+	// DefaultMaxRunning is no cap on the runs in progress at once.
+	DefaultMaxRunning = 0
+	// DefaultPriority is the priority of a type that sets none.
+	DefaultPriority = 0
 )
 
 // Limits enforced by [Parse].
@@ -28,6 +34,12 @@ const (
 	MaxTimeout = 24 * time.Hour
 	// MaxRetries is the largest number of retries of a run.
 	MaxRetries = 100
+	// MaxMaxRunning is the largest max_running (the runtime's
+	// registry.MaxMaxRunning).
+	MaxMaxRunning = registry.MaxMaxRunning
+	// MinPriority and MaxPriority bound priority (the runtime's
+	// registry.MinPriority and registry.MaxPriority).
+	MinPriority, MaxPriority = registry.MinPriority, registry.MaxPriority
 )
 
 // The values of the status key.
@@ -55,9 +67,13 @@ const (
 	keyTZ         = "tz"
 	keyMisfire    = "misfire"
 	keyRetries    = "retries"
+	keyMaxRunning = "max_running"
+	keyRate       = "rate"
+	keyPriority   = "priority"
 )
 
-var keys = [...]string{keyName, keyExpression, keyStatus, keyTimeout, keyConcurrent, keyTZ, keyMisfire, keyRetries}
+var keys = [...]string{keyName, keyExpression, keyStatus, keyTimeout, keyConcurrent, keyTZ, keyMisfire, keyRetries,
+	keyMaxRunning, keyRate, keyPriority}
 
 // IsDirective reports whether a raw comment line (as in ast.Comment.Text) is
 // a crontab directive, that is whether it starts with [Prefix].
@@ -86,6 +102,16 @@ type Directive struct {
 	// Retries is the number of extra attempts of a failed or abandoned
 	// run, in [0, MaxRetries].
 	Retries int
+	// MaxRunning caps the runs of the type in progress at once across the
+	// cluster, in [0, MaxMaxRunning]; 0 (the default) is no cap.
+	MaxRunning int
+	// Rate caps the starts of the type across the cluster: at most Rate.N
+	// in any window of length Rate.Per. The zero Rate (the default) is no
+	// limit; otherwise it is valid as registry.Rate.Validate checks.
+	Rate registry.Rate
+	// Priority orders the type's due jobs when they back up, higher first,
+	// in [MinPriority, MaxPriority]; default 0.
+	Priority int
 
 	// Offsets holds the byte offset in the comment line of each key that
 	// was present, and ValueOffsets the offset of its value (of the opening
@@ -102,8 +128,10 @@ func (d *Directive) IsJob() bool { return d.Expression == "" }
 
 // String renders d as a canonical directive line that [Parse] turns back
 // into an equal Directive (offsets aside). Keys come in a fixed order: name,
-// expression, status, timeout, concurrent, tz, misfire, retries. Name,
-// expression and tz are rendered as Go-quoted strings, the other values bare.
+// expression, status, timeout, concurrent, tz, misfire, retries,
+// max_running, rate, priority. Name,
+// expression, tz and rate are rendered as Go-quoted strings, the other
+// values bare.
 // A key whose value is its default, or the zero value, is left out.
 func (d *Directive) String() string {
 	var b strings.Builder
@@ -138,6 +166,15 @@ func (d *Directive) String() string {
 	}
 	if d.Retries != DefaultRetries {
 		pair(keyRetries, strconv.Itoa(d.Retries))
+	}
+	if d.MaxRunning != DefaultMaxRunning {
+		pair(keyMaxRunning, strconv.Itoa(d.MaxRunning))
+	}
+	if !d.Rate.IsZero() {
+		pair(keyRate, strconv.Quote(strconv.Itoa(d.Rate.N)+"/"+formatDuration(d.Rate.Per)))
+	}
+	if d.Priority != DefaultPriority {
+		pair(keyPriority, strconv.Itoa(d.Priority))
 	}
 	return b.String()
 }

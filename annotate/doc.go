@@ -111,6 +111,35 @@
 // are further attempts of the job; for a scheduled task they are one-off
 // runs of the failed instant, which leave the schedule where it is.
 //
+// max_running (default 0, no cap)
+//
+// An integer from 0 to 1048576 ([MaxMaxRunning]): the cluster-wide cap of
+// the runs of the type in progress at once, counted across every process
+// sharing the namespace. Jobs over it wait in the queue (they never fail
+// or drop); fires of a scheduled task over it are skipped and recorded, as
+// for a held lock. 0 means no cap. A scheduled task that is not concurrent
+// already runs at most once at a time, so max_running above 1 on such a
+// task is an error: set concurrent=true with it. A job type's jobs may
+// always overlap, so there it needs no concurrent=true.
+//
+// rate (default none)
+//
+// A start rate "N/D", quoted or bare (rate="100/s", rate=5/1m): at most N
+// starts of the type in any window of length D, a sliding window (not
+// fixed buckets, which allow 2N across a boundary), cluster-wide and
+// computed on the Redis server's clock. Jobs over it wait in the queue and
+// are never dropped. N is an integer from 1 to 1048576; D is a Go duration
+// (500ms, 1m, 1h30m) or one of the units ms, s, m, h alone meaning one of
+// it, from 1ms to 24h in whole milliseconds (see registry.ParseRate, which
+// reads it for the runtime too).
+//
+// priority (default 0)
+//
+// An integer from -1000 to 1000 ([MinPriority], [MaxPriority]), negative
+// allowed: when due jobs back up, those of higher priority are claimed
+// first. The order is weighted, not strict, so the starvation of lower
+// priorities is bounded (see the runtime package for the bound).
+//
 // # Errors
 //
 // [Parse] is strict. It reports an unknown key (suggesting the closest known

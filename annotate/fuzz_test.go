@@ -33,6 +33,10 @@ var fuzzSeeds = []string{
 	`//crontab:name=x expression=every:5s retries=3`,
 	"//crontab:name=\"x\xffy\"",
 	`// crontab:name=x`,
+	`//crontab:name=f expression=every:1m concurrent=true max_running=50 rate=100/s priority=-5`,
+	"//crontab:name=f max_running=1048576 rate=`5/1m` priority=1000",
+	`//crontab:name=f rate="1/1.5ms" max_running=-1 priority=1001`,
+	`//crontab:name=f expression=every:5s max_running=2 rate=0/s rate=5 prio=3`,
 }
 
 // FuzzParse checks that Parse never panics, that its errors are sorted and

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gocrontab/crontab/runtime/registry"
 )
 
 // Parse parses one raw comment line (as in ast.Comment.Text) beginning with
@@ -40,6 +42,8 @@ func Parse(comment string) (*Directive, error) {
 			TZ:           DefaultTZ,
 			Misfire:      DefaultMisfire,
 			Retries:      DefaultRetries,
+			MaxRunning:   DefaultMaxRunning,
+			Priority:     DefaultPriority,
 			Offsets:      make(map[string]int, 4),
 			ValueOffsets: make(map[string]int, 4),
 		},
@@ -478,10 +482,58 @@ func (p *parser) set(idx, keyOff, valOff int, val string) {
 			return
 		}
 		d.Retries = r
+	case keyMaxRunning:
+		n, ok := p.intIn(val, 0, MaxMaxRunning, bad)
+		if !ok {
+			return
+		}
+		d.MaxRunning = n
+	case keyRate:
+		r, msg := parseRate(val)
+		if msg != "" {
+			bad("%s", msg)
+			return
+		}
+		d.Rate = r
+	case keyPriority:
+		n, ok := p.intIn(val, MinPriority, MaxPriority, bad)
+		if !ok {
+			return
+		}
+		d.Priority = n
 	}
 	p.valid[idx] = true
 	d.Offsets[key] = keyOff
 	d.ValueOffsets[key] = valOff
+}
+
+// intIn reads val as a decimal integer in [lo, hi], reporting an error
+// with bad otherwise.
+func (p *parser) intIn(val string, lo, hi int, bad func(string, ...any)) (int, bool) {
+	n, err := strconv.Atoi(val)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || err == nil && (n < lo || n > hi):
+		bad("must be between %d and %d, got %s", lo, hi, quote(val))
+		return 0, false
+	case err != nil:
+		bad("invalid integer %s", quote(val))
+		return 0, false
+	}
+	return n, true
+}
+
+// parseRate reads a rate value with registry.ParseRate, the runtime's own
+// reader, and returns what is wrong with it, or "".
+func parseRate(val string) (registry.Rate, string) {
+	r, err := registry.ParseRate(val)
+	if err != nil {
+		why := strings.TrimPrefix(err.Error(), "rate "+strconv.Quote(val)+": ")
+		if i := strings.Index(why, ": "); strings.HasPrefix(why, "rate ") && i > 0 {
+			why = why[i+2:] // Rate.Validate's own "rate N/D: " prefix
+		}
+		return registry.Rate{}, fmt.Sprintf("invalid rate %s: %s", quote(val), why)
+	}
+	return r, ""
 }
 
 func checkName(v string) string {
@@ -532,6 +584,9 @@ func (p *parser) check() {
 	}
 	if i := keyIndex(keyMisfire); p.valid[i] && !p.seen[expr] {
 		p.errorf(p.d.Offsets[keyMisfire], "misfire applies only to scheduled tasks, which have an expression")
+	}
+	if i := keyIndex(keyMaxRunning); p.valid[i] && p.d.MaxRunning > 1 && p.seen[expr] && !p.d.Concurrent {
+		p.errorf(p.d.Offsets[keyMaxRunning], "max_running=%d needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running", p.d.MaxRunning)
 	}
 }
 

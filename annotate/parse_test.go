@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocrontab/crontab/runtime/registry"
 )
 
 // values returns d without its offsets, for comparisons.
@@ -94,6 +96,34 @@ func TestParse(t *testing.T) {
 			line:    `//crontab:name=x timeout=24h retries=0 concurrent=false`,
 			want:    with(job("x"), func(d *Directive) { d.Timeout = 24 * time.Hour }),
 			offsets: map[string]int{"name": 10, "timeout": 17, "retries": 29, "concurrent": 39},
+		},
+		{
+			line: `//crontab:name=x max_running=50 rate=100/s priority=-5`,
+			want: with(job("x"), func(d *Directive) {
+				d.MaxRunning, d.Rate, d.Priority = 50, registry.Rate{N: 100, Per: time.Second}, -5
+			}),
+			offsets: map[string]int{"name": 10, "max_running": 17, "rate": 32, "priority": 43},
+		},
+		{
+			line: `//crontab:name=x expression=every:5s concurrent=true max_running=1048576 rate="5/1m" priority=1000`,
+			want: with(job("x"), func(d *Directive) {
+				d.Expression, d.Concurrent, d.MaxRunning, d.Rate, d.Priority = "every:5s", true, 1<<20, registry.Rate{N: 5, Per: time.Minute}, 1000
+			}),
+			offsets: map[string]int{"name": 10, "expression": 17, "concurrent": 37, "max_running": 53, "rate": 73, "priority": 85},
+		},
+		{
+			// max_running=1 on a scheduled task that is not concurrent
+			// says what the lock does; 0 is no cap.
+			line: "//crontab:name=x expression=every:5s max_running=1 rate=`1048576/24h` priority=-1000",
+			want: with(job("x"), func(d *Directive) {
+				d.Expression, d.MaxRunning, d.Rate, d.Priority = "every:5s", 1, registry.Rate{N: 1 << 20, Per: 24 * time.Hour}, -1000
+			}),
+			offsets: map[string]int{"name": 10, "expression": 17, "max_running": 37, "rate": 51, "priority": 70},
+		},
+		{
+			line:    `//crontab:name=x max_running=0 rate=1/1ms priority=0`,
+			want:    with(job("x"), func(d *Directive) { d.Rate = registry.Rate{N: 1, Per: time.Millisecond} }),
+			offsets: map[string]int{"name": 10, "max_running": 17, "rate": 31, "priority": 42},
 		},
 		{
 			line:    `//crontab:name="` + strings.Repeat("n", 200) + `"`,
@@ -212,11 +242,33 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x retries=-1`, []e{{25, `retries: must be between 0 and 100, got "-1"`}}},
 		{`//crontab:name=x retries=101`, []e{{25, `retries: must be between 0 and 100, got "101"`}}},
 		{`//crontab:name=x retries=99999999999999999999`, []e{{25, `retries: must be between 0 and 100, got "99999999999999999999"`}}},
+		{`//crontab:name=x max_running=x`, []e{{29, `max_running: invalid integer "x"`}}},
+		{`//crontab:name=x max_running=2.5`, []e{{29, `max_running: invalid integer "2.5"`}}},
+		{`//crontab:name=x max_running=-1`, []e{{29, `max_running: must be between 0 and 1048576, got "-1"`}}},
+		{`//crontab:name=x max_running=1048577`, []e{{29, `max_running: must be between 0 and 1048576, got "1048577"`}}},
+		{`//crontab:name=x max_running=99999999999999999999`, []e{{29, `max_running: must be between 0 and 1048576, got "99999999999999999999"`}}},
+		{`//crontab:name=x priority=high`, []e{{26, `priority: invalid integer "high"`}}},
+		{`//crontab:name=x priority=-1001`, []e{{26, `priority: must be between -1000 and 1000, got "-1001"`}}},
+		{`//crontab:name=x priority=1001`, []e{{26, `priority: must be between -1000 and 1000, got "1001"`}}},
+		{`//crontab:name=x priority=-99999999999999999999`, []e{{26, `priority: must be between -1000 and 1000, got "-99999999999999999999"`}}},
+		{`//crontab:name=x rate=100`, []e{{22, `rate: invalid rate "100": want N/D, such as 100/s or 5/1m`}}},
+		{`//crontab:name=x rate=""`, []e{{22, `rate: invalid rate "": want N/D, such as 100/s or 5/1m`}}},
+		{`//crontab:name=x rate=0/s`, []e{{22, `rate: invalid rate "0/s": count "0": want a positive integer`}}},
+		{`//crontab:name=x rate=-5/s`, []e{{22, `rate: invalid rate "-5/s": count "-5": want a positive integer`}}},
+		{`//crontab:name=x rate=x/s`, []e{{22, `rate: invalid rate "x/s": count "x": want a positive integer`}}},
+		{`//crontab:name=x rate=1048577/s`, []e{{22, `rate: invalid rate "1048577/s": count 1048577: want 1 to 1048576`}}},
+		{`//crontab:name=x rate=5/2d`, []e{{22, `rate: invalid rate "5/2d": window "2d": want a duration, such as s, 1m or 500ms`}}},
+		{`//crontab:name=x rate=5/999us`, []e{{22, `rate: invalid rate "5/999us": window 999µs: want 1ms to 24h0m0s`}}},
+		{`//crontab:name=x rate=5/24h0m1s`, []e{{22, `rate: invalid rate "5/24h0m1s": window 24h0m1s: want 1ms to 24h0m0s`}}},
+		{`//crontab:name=x rate=5/1.5ms`, []e{{22, `rate: invalid rate "5/1.5ms": window 1.5ms: want whole milliseconds`}}},
+		{`//crontab:name=x rate="5 / s"`, []e{{22, `rate: invalid rate "5 / s": count "5 ": want a positive integer`}}},
 		{`//crontab:name=x timeout="` + strings.Repeat("9", 50) + `"`, []e{{25, `timeout: invalid duration "` + strings.Repeat("9", 40) + `"...`}}},
 
 		// Keys that apply to one kind of type only.
 		{`//crontab:name=x expression="" retries=0`, []e{{28, "expression: must not be empty; leave the key out to declare a job type"}}},
 		{`//crontab:name=x misfire=skip`, []e{{17, "misfire applies only to scheduled tasks, which have an expression"}}},
+		{`//crontab:name=x expression=every:5s max_running=2`, []e{{37, "max_running=2 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
+		{`//crontab:name=x max_running=3 concurrent=false expression=every:5s`, []e{{17, "max_running=3 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 
 		// Every error of the line, sorted by offset.
 		{
@@ -315,6 +367,11 @@ func TestString(t *testing.T) {
 				Concurrent: true, TZ: "Europe/Berlin", Misfire: "skip", Retries: 2},
 			`//crontab:name="r" expression="cron:*/5 * * * *" status=paused timeout=1h30m concurrent=true tz="Europe/Berlin" misfire=skip retries=2`,
 		},
+		{
+			Directive{Name: "f", MaxRunning: 50, Rate: registry.Rate{N: 5, Per: time.Minute}, Priority: -3},
+			`//crontab:name="f" max_running=50 rate="5/1m" priority=-3`,
+		},
+		{Directive{Name: "f", Rate: registry.Rate{N: 100, Per: 1500 * time.Millisecond}}, `//crontab:name="f" rate="100/1.5s"`},
 		{Directive{Name: "t\"\n", Timeout: time.Hour}, `//crontab:name="t\"\n" timeout=1h`},
 		{Directive{Name: "t", Timeout: 10 * time.Minute}, `//crontab:name="t" timeout=10m`},
 		{Directive{Name: "t", Timeout: 1500 * time.Millisecond}, `//crontab:name="t" timeout=1.5s`},
@@ -369,6 +426,10 @@ func TestSuggest(t *testing.T) {
 		"concurent": "concurrent", "concurrency": "concurrent",
 		"TZ": "tz", "timezone": "tz", "location": "tz",
 		"misfires": "misfire", "retry": "retries", "retires": "retries",
+		"maxrunning": "max_running", "max-running": "max_running", "max_runing": "max_running",
+		"max_concurrency": "max_running", "max_concurrent": "max_running", "global_concurrency": "max_running",
+		"rates": "rate", "rate_limit": "rate", "ratelimit": "rate", "limiter": "rate", "throttle": "rate",
+		"priorty": "priority", "Priority": "priority", "prio": "priority", "weight": "priority",
 		"x": "", "ab": "", "payload": "", strings.Repeat("name", 20): "",
 	} {
 		if got := suggest(key); got != want {

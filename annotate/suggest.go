@@ -20,6 +20,17 @@ var aliases = map[string]string{
 	"maxretries":  keyRetries,
 	"max-retries": keyRetries,
 	"state":       keyStatus,
+
+	"max_concurrency":    keyMaxRunning,
+	"max_concurrent":     keyMaxRunning,
+	"global_concurrency": keyMaxRunning,
+	"concurrency_limit":  keyMaxRunning,
+	"rate_limit":         keyRate,
+	"ratelimit":          keyRate,
+	"limiter":            keyRate,
+	"throttle":           keyRate,
+	"prio":               keyPriority,
+	"weight":             keyPriority,
 }
 
 // suggest returns the known key an unknown key most likely means, or "".

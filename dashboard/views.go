@@ -36,6 +36,11 @@ type Task struct {
 	Skips          int64           `json:"skips"`
 	Running        int             `json:"running"`
 	LockedBy       string          `json:"locked_by,omitempty"`
+	// MaxRunning, Rate ("N/D", as crontab.ParseRate reads it) and Priority
+	// are the task's flow-control settings, left out when not set.
+	MaxRunning int    `json:"max_running,omitempty"`
+	Rate       string `json:"rate,omitempty"`
+	Priority   int    `json:"priority,omitempty"`
 	// Recent are the durations of the latest completed runs, oldest
 	// first, for a sparkline (the overview only).
 	Recent []Point `json:"recent,omitempty"`
@@ -56,6 +61,7 @@ func TaskView(t crontab.TaskInfo) Task {
 		NextRun: t.Next, LastRun: t.Last, CreatedAt: t.Created,
 		LastOutcome: string(t.LastOutcome), LastError: t.LastError, LastDurationMS: t.LastDuration.Milliseconds(),
 		Runs: t.Runs, Failures: t.Failures, Skips: t.Skips, Running: t.Running, LockedBy: t.LockedBy,
+		MaxRunning: t.MaxRunning, Rate: t.Rate.String(), Priority: t.Priority,
 	}
 }
 

@@ -93,6 +93,12 @@ type TaskInfo struct {
 	Misfire    Misfire
 	// Params are a run-time task's parameters (JSON); nil for static tasks.
 	Params json.RawMessage
+	// MaxRunning is the task's cap of runs in progress at once across the
+	// cluster (0: no cap), Rate its start rate (zero: none) and Priority
+	// its priority (default 0), as its declaration or TaskSpec set them.
+	MaxRunning int
+	Rate       Rate
+	Priority   int
 	// Next is when it fires next: its score in the queue, or the zero Time
 	// when it is not queued (disabled, or no instant left).
 	Next time.Time
@@ -210,6 +216,11 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 	}
 	if p := h[fieldParams]; p != "" && json.Valid([]byte(p)) {
 		t.Params = json.RawMessage(p)
+	}
+	t.MaxRunning = int(num(rdb.FieldMaxRunning))
+	t.Priority = int(num(rdb.FieldPriority))
+	if r := (Rate{N: int(num(rdb.FieldRateN)), Per: time.Duration(num(rdb.FieldRatePerMS)) * time.Millisecond}); r.Validate() == nil {
+		t.Rate = r
 	}
 	return t
 }

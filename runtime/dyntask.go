@@ -40,6 +40,20 @@ type TaskSpec struct {
 	Concurrent bool
 	// Misfire is the policy after downtime. Empty means once.
 	Misfire Misfire
+	// MaxRunning caps the runs of the task in progress at once across
+	// every process (the directive key max_running): fires over it are
+	// skipped and recorded. Zero means no cap; at most MaxMaxRunning.
+	// Above 1 it needs Concurrent, as a task that is not concurrent runs
+	// at most once at a time.
+	MaxRunning int
+	// Rate caps the task's starts across every process: at most Rate.N in
+	// any window of length Rate.Per, sliding, on Redis server time (the
+	// directive key rate; see ParseRate). The zero Rate means no limit.
+	Rate Rate
+	// Priority orders the task's due runs against others' when they back
+	// up, higher first (the directive key priority). From MinPriority to
+	// MaxPriority; zero is the default.
+	Priority int
 }
 
 // SetTask adds or updates a run-time task. A changed expression or zone
@@ -61,6 +75,15 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		return fmt.Errorf("crontab: set task %q: status %q: want active, paused or disabled", spec.Key, spec.Status)
 	case spec.Misfire != "" && !spec.Misfire.Valid():
 		return fmt.Errorf("crontab: set task %q: misfire %q: want once or skip", spec.Key, spec.Misfire)
+	case spec.MaxRunning < 0 || spec.MaxRunning > MaxMaxRunning:
+		return fmt.Errorf("crontab: set task %q: max_running %d: want 0 (no cap) to %d", spec.Key, spec.MaxRunning, MaxMaxRunning)
+	case spec.MaxRunning > 1 && !spec.Concurrent:
+		return fmt.Errorf("crontab: set task %q: max_running %d needs Concurrent: a task that is not concurrent runs at most once at a time", spec.Key, spec.MaxRunning)
+	case spec.Priority < MinPriority || spec.Priority > MaxPriority:
+		return fmt.Errorf("crontab: set task %q: priority %d: want %d to %d", spec.Key, spec.Priority, MinPriority, MaxPriority)
+	}
+	if err := spec.Rate.Validate(); err != nil {
+		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
 	if spec.TZ == "" {
 		spec.TZ = "UTC"
@@ -95,7 +118,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	res, err := c.db.SetTask(ctx, ms(now), rdb.TaskDecl{Key: spec.Key, Class: reg.Config().Class, Type: spec.Type,
 		Expression: spec.Expression, TZ: spec.TZ, Interval: schedule.Describe(sched), Status: string(spec.Status),
 		NextMS: ms(sched.Next(now)), Timeout: spec.Timeout, Concurrent: spec.Concurrent, Misfire: string(spec.Misfire),
-		Params: string(params)})
+		Params: string(params), MaxRunning: spec.MaxRunning, Rate: spec.Rate, Priority: spec.Priority})
 	if err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}

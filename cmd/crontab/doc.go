@@ -10,7 +10,8 @@
 // Commands:
 //
 //	list                 list the tasks: status, schedule, next and last run, last outcome, counts
-//	show NAME            one task in full, with its latest runs
+//	show NAME            one task in full, with its latest runs (and its
+//	                     max running, rate and priority when set)
 //	pause NAME...        skip the task's fires (each skip is counted) until it is resumed
 //	resume NAME...       make a paused task active again, from its next future instant
 //	disable NAME...      take the task out of the queue

@@ -485,10 +485,32 @@ func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 		{"created", fmtTime(t.Created)},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+		if kv[0] == "concurrent" {
+			for _, f := range flowRows(t) {
+				fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
+			}
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(c.stdout, "\nlatest runs:")
 	return c.out(nil, func(w *tabwriter.Writer) { historyTable(w, recs) })
+}
+
+// flowRows are the rows of show for the task's flow-control settings,
+// each only when set: its cap of runs at once, its start rate and its
+// priority. The current use of the cap and the rate goes on the same rows.
+func flowRows(t crontab.TaskInfo) [][2]string {
+	var rows [][2]string
+	if t.MaxRunning > 0 {
+		rows = append(rows, [2]string{"max running", fmt.Sprint(t.MaxRunning)})
+	}
+	if !t.Rate.IsZero() {
+		rows = append(rows, [2]string{"rate", t.Rate.String() + " (starts per sliding window)"})
+	}
+	if t.Priority != 0 {
+		rows = append(rows, [2]string{"priority", fmt.Sprint(t.Priority)})
+	}
+	return rows
 }
 
 func dashParen(s string) string {

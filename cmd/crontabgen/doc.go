@@ -113,6 +113,18 @@
 //	            downtime, fire one catch-up run, or skip missed instants.
 //	retries     0 (default) to 100, for job types: extra attempts of a
 //	            failed job, with exponential backoff.
+//	max_running 0 (default, no cap) to 1048576: the cluster-wide cap of
+//	            the type's runs in progress at once. Jobs over it wait;
+//	            fires over it are skipped and recorded. Above 1 on a
+//	            scheduled task it needs concurrent=true (an error names
+//	            the line otherwise).
+//	rate        "N/D", quoted or bare, default none: at most N starts in
+//	            any window of length D (sliding, on Redis server time),
+//	            such as 100/s, "5/1m" or 20/500ms; N 1 to 1048576, D 1ms
+//	            to 24h. Jobs over it wait and are never dropped.
+//	priority    an integer, -1000 to 1000, default 0: when due jobs back
+//	            up, higher priorities are claimed first; weighted, so the
+//	            starvation of lower ones is bounded.
 //
 // The package github.com/gocrontab/crontab/annotate documents the grammar
 // in full.

@@ -164,6 +164,9 @@ func taskConfig(t *task, newTask func() registry.TaskInterface) registry.TaskCon
 		TZ:         d.TZ,
 		Misfire:    registry.Misfire(d.Misfire),
 		Retries:    d.Retries,
+		MaxRunning: d.MaxRunning,
+		Rate:       d.Rate,
+		Priority:   d.Priority,
 		New:        newTask,
 	}
 }

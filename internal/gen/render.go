@@ -53,7 +53,7 @@ func (g *generator) render(tasks []*task) ([]byte, error) {
 			field := func(name string, value jen.Code) jen.Code {
 				return jen.Line().Id(name).Op(":").Add(value)
 			}
-			configs = append(configs, jen.Line().Values(
+			fields := []jen.Code{
 				field("Name", jen.Lit(d.Name)),
 				field("Class", jen.Lit(t.class())),
 				field("Expression", jen.Lit(d.Expression)),
@@ -63,9 +63,24 @@ func (g *generator) render(tasks []*task) ([]byte, error) {
 				field("TZ", jen.Lit(d.TZ)),
 				field("Misfire", rt(misfireConst(d.Misfire))),
 				field("Retries", jen.Lit(d.Retries)),
+			}
+			// The flow-control fields only when set, so the files of
+			// tasks without them stay as they were.
+			if d.MaxRunning != 0 {
+				fields = append(fields, field("MaxRunning", jen.Lit(d.MaxRunning)))
+			}
+			if !d.Rate.IsZero() {
+				fields = append(fields, field("Rate", rt("Rate").Values(
+					jen.Id("N").Op(":").Lit(d.Rate.N), jen.Id("Per").Op(":").Add(durationCode(d.Rate.Per)))))
+			}
+			if d.Priority != 0 {
+				fields = append(fields, field("Priority", jen.Lit(d.Priority)))
+			}
+			fields = append(fields,
 				field("New", jen.Func().Params().Add(rt("TaskInterface")).Custom(jen.Options{Open: "{ ", Close: " }"}, jen.Return(jen.New(typ(t))))),
 				jen.Line(),
-			))
+			)
+			configs = append(configs, jen.Line().Values(fields...))
 		}
 		configs = append(configs, jen.Line())
 		body = append(body,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -160,6 +161,16 @@ func scriptCases() []scriptCase {
 		}},
 		{"SetTask", func(*testing.T, *RDB) {}, func(r *RDB) error {
 			_, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000, Params: "{}"})
+			return err
+		}},
+		{"RegisterFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
+			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000,
+				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2}})
+			return err
+		}},
+		{"SetTaskFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
+			_, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000, Params: "{}",
+				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2})
 			return err
 		}},
 		{"RemoveTask", func(t *testing.T, r *RDB) {

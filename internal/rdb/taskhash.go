@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/redis/go-redis/v9"
@@ -25,6 +26,17 @@ const (
 	FieldRetries    = "retries"    // one-off re-runs of a failed or abandoned fire
 )
 
+// The flow-control fields of a task hash, each present only when set (a
+// task without them has a hash as before they existed): decimal integers,
+// written by Register and SetTask and removed when the declaration drops
+// them. Nothing is enforced by writing them; the claims read them.
+const (
+	FieldMaxRunning = "max_running" // cap of runs in progress at once; absent: no cap
+	FieldRateN      = "rate_n"      // starts allowed per window; absent: no rate
+	FieldRatePerMS  = "rate_per_ms" // the rate's sliding window, ms; with rate_n
+	FieldPriority   = "priority"    // absent: 0
+)
+
 // TaskState is what the dispatcher reads of a due task.
 type TaskState struct {
 	Member     string
@@ -35,10 +47,17 @@ type TaskState struct {
 	Status     registry.Status
 	Misfire    registry.Misfire
 	Params     string
+	// MaxRunning, Rate and Priority are the task's flow-control fields
+	// (FieldMaxRunning, FieldRateN and FieldRatePerMS, FieldPriority); zero
+	// when absent.
+	MaxRunning int
+	Rate       registry.Rate
+	Priority   int
 }
 
 // TaskStateFields lists the fields ParseTaskState expects, in order.
-var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams}
+var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams,
+	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority}
 
 // ParseTaskState decodes an HMGET of TaskStateFields. It fails on a hash
 // that is missing or corrupt, naming the field.
@@ -74,7 +93,56 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 		st.Misfire = registry.MisfireOnce
 	}
 	st.Params, _ = str(6)
+	flow, err := parseFlow(member, vals[7:11])
+	if err != nil {
+		return st, err
+	}
+	st.MaxRunning, st.Rate, st.Priority = flow.MaxRunning, flow.Rate, flow.Priority
 	return st, nil
+}
+
+// Flow is a task's flow-control fields as its hash stores them.
+type Flow struct {
+	MaxRunning int
+	Rate       registry.Rate
+	Priority   int
+}
+
+// flowArgs returns the values of FieldMaxRunning, FieldRateN,
+// FieldRatePerMS and FieldPriority for a script, "0" for each that is
+// not set (the scripts delete those fields).
+func flowArgs(maxRunning int, rate registry.Rate, priority int) []any {
+	return []any{maxRunning, rate.N, rate.Per.Milliseconds(), priority}
+}
+
+// parseFlow decodes the values of FieldMaxRunning, FieldRateN,
+// FieldRatePerMS and FieldPriority, nil meaning absent. It fails naming
+// the field whose value is not an integer in its range.
+func parseFlow(member string, vals []any) (Flow, error) {
+	var n [4]int
+	names := [4]string{FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		s, _ := v.(string)
+		x, err := strconv.Atoi(s)
+		if err != nil {
+			return Flow{}, fmt.Errorf("task %q: field %s: bad value %q", member, names[i], s)
+		}
+		n[i] = x
+	}
+	f := Flow{MaxRunning: n[0], Rate: registry.Rate{N: n[1], Per: time.Duration(n[2]) * time.Millisecond}, Priority: n[3]}
+	switch {
+	case f.MaxRunning < 0 || f.MaxRunning > registry.MaxMaxRunning:
+		return Flow{}, fmt.Errorf("task %q: field %s: bad value %d: want 0 to %d", member, FieldMaxRunning, f.MaxRunning, registry.MaxMaxRunning)
+	case f.Priority < registry.MinPriority || f.Priority > registry.MaxPriority:
+		return Flow{}, fmt.Errorf("task %q: field %s: bad value %d: want %d to %d", member, FieldPriority, f.Priority, registry.MinPriority, registry.MaxPriority)
+	}
+	if err := f.Rate.Validate(); err != nil {
+		return Flow{}, fmt.Errorf("task %q: fields %s and %s: %w", member, FieldRateN, FieldRatePerMS, err)
+	}
+	return f, nil
 }
 
 // AllNil reports whether every value of an HMGET reply is nil: none of

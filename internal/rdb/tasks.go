@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gocrontab/crontab/runtime/registry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -33,15 +34,39 @@ type TaskDecl struct {
 	Misfire    string
 	Retries    int
 	Params     string // run-time tasks: JSON parameters
+	// MaxRunning, Rate and Priority are written to FieldMaxRunning,
+	// FieldRateN and FieldRatePerMS, FieldPriority when set, and those
+	// fields deleted when not, so a task without them has a hash as before.
+	MaxRunning int
+	Rate       registry.Rate
+	Priority   int
 }
+
+// flowLua writes the flow-control fields of a task hash from four ARGV
+// from index i on (max_running, rate_n, rate_per_ms, priority; "0" means
+// not set): HSET when set, HDEL when not.
+const flowLua = `
+local function set_flow(key, i)
+  local names = {'max_running', 'rate_n', 'rate_per_ms', 'priority'}
+  for j = 1, 4 do
+    local v = ARGV[i + j - 1]
+    if v == '0' then
+      redis.call('HDEL', key, names[j])
+    else
+      redis.call('HSET', key, names[j], v)
+    end
+  end
+end
+`
 
 // registerScript writes one declared task: created if absent; expression or
 // zone changes reschedule it; the status, an operator's, is kept.
 //
 // KEYS: task, queue, tasks, meta, declared
 // ARGV: member, now, next, status, expression, tz, interval, class, type,
-// timeout_ms, concurrent, misfire, retries, source
-var registerScript = redis.NewScript(luaLib + `
+// timeout_ms, concurrent, misfire, retries, source, max_running, rate_n,
+// rate_per_ms, priority (the last four "0" when not set: see flowLua)
+var registerScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
@@ -68,6 +93,7 @@ else
     changed = 1
   end
 end
+set_flow(KEYS[1], 15)
 local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
 if st == 'disabled' or nr == 0 then
@@ -89,8 +115,9 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 		for i, t := range tasks {
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
 				[]string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Meta(), r.k.Declared()},
-				t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
-				t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Retries, SourceStatic)
+				append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
+					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Retries, SourceStatic},
+					flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...)
 		}
 		return cmds
 	})
@@ -109,10 +136,12 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 //
 // KEYS: task, queue, tasks
 // ARGV: key, now, next, status, expression, tz, interval, class, type,
-// timeout_ms, concurrent, misfire, params, wake_channel
+// timeout_ms, concurrent, misfire, params, wake_channel, max_running,
+// rate_n, rate_per_ms, priority (the last four "0" when not set: see
+// flowLua)
 // Returns 1 when (re)scheduled, 0 when updated in place, -1 when the key is
 // a task declared in code.
-var setTaskScript = redis.NewScript(luaLib + `
+var setTaskScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
@@ -133,6 +162,7 @@ if changed == 1 or cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] then
 end
 redis.call('HSET', KEYS[1], 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10], 'concurrent', ARGV[11],
   'misfire', ARGV[12], 'params', ARGV[13])
+set_flow(KEYS[1], 15)
 redis.call('SADD', KEYS[3], ARGV[1])
 local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run')) or 0
@@ -164,8 +194,9 @@ const (
 // SetTask upserts the run-time task t at server time nowMS.
 func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResult, error) {
 	n, err := setTaskScript.Run(ctx, r.c, []string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks()},
-		t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
-		t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params, r.k.Wake()).Int()
+		append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
+			t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params, r.k.Wake()},
+			flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...).Int()
 	return SetTaskResult(n), err
 }
 

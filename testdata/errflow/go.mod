@@ -1,0 +1,17 @@
+module example.com/errflow
+
+go 1.26.0
+
+require (
+	github.com/gocrontab/crontab v0.0.0
+	github.com/redis/go-redis/v9 v9.23.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/hashicorp/cronexpr v1.1.3 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
+
+replace github.com/gocrontab/crontab => ../..
