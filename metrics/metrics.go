@@ -34,7 +34,7 @@
 //
 //	crontab_fires_total{task}                   runs started (scheduled fires, triggered fires, job deliveries)
 //	crontab_runs_total{task,outcome}            completed runs; outcome ok or failed
-//	crontab_skipped_fires_total{task,reason}    fires that did not run; reason running (the lock was held), paused or misfire
+//	crontab_skipped_fires_total{task,reason}    fires that did not run; reason running (the lock was held), max_running (the type's cap was reached), paused or misfire
 //	crontab_run_duration_seconds{task}          histogram of handler run time
 //	crontab_fire_lag_seconds{task}              histogram of handler start minus when the attempt became due (RunInfo.Due)
 //	crontab_runs_in_progress{task}              handlers running now
@@ -155,7 +155,7 @@ func New(opts ...Option) *Metrics {
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: name("runs_total"), ConstLabels: c.constLabels,
 			Help: "Completed runs by outcome (ok or failed)."}, []string{"task", "outcome"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: name("skipped_fires_total"), ConstLabels: c.constLabels,
-			Help: "Scheduled fires that did not run, by reason: running (lock held), paused or misfire."}, []string{"task", "reason"}),
+			Help: "Scheduled fires that did not run, by reason: running (lock held), max_running (type cap reached), paused or misfire."}, []string{"task", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name("run_duration_seconds"), ConstLabels: c.constLabels,
 			Help: "How long handlers ran.", Buckets: durationBuckets}, []string{"task"}),
 		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name("fire_lag_seconds"), ConstLabels: c.constLabels,

@@ -503,6 +503,9 @@ func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 		m := f.state.Member
 		f.lease = leaseValue(dp.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
+		if f.reg != nil {
+			cands[i].Type, cands[i].MaxRunning = f.state.Type, f.reg.Config().MaxRunning
+		}
 	}
 	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), dp.runLeases(), cands)}
 }
@@ -544,6 +547,10 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 		case rdb.FireLocked:
 			dp.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
 			dp.skipped(ctx, f, SkipRunning)
+		case rdb.FireCapped:
+			dp.log.Info("fire skipped: max_running runs of its type in progress", "task", f.state.Member, "type", f.state.Type,
+				"max_running", f.reg.Config().MaxRunning, "fire", f.at)
+			dp.skipped(ctx, f, SkipMaxRunning)
 		case rdb.FireMisfire:
 			dp.log.Info("missed fire skipped (misfire=skip)", "task", f.state.Member, "fire", f.at)
 			dp.skipped(ctx, f, SkipMisfire)
@@ -554,6 +561,16 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 		}
 	}
 	return started, untried, early, nil
+}
+
+// fireSlots is the type whose fire slot a run of f holds: its type when the
+// type has a max_running cap (in this process's registry: the code is the
+// source of the cap), else "".
+func fireSlots(f *fire) string {
+	if f.reg != nil && f.reg.Config().MaxRunning > 0 {
+		return f.state.Type
+	}
+	return ""
 }
 
 // ignore remembers a due member this process cannot run, at its current

@@ -112,6 +112,15 @@
 //   - A non-concurrent task never runs twice at once: its lock is held, and
 //     renewed, for as long as the run lasts; a fire that finds it held is
 //     skipped and recorded in the history.
+//   - A task type's max_running (TaskConfig.MaxRunning) caps the runs in
+//     progress at once of all its scheduled tasks (a registered task is its
+//     own type; run-time tasks share their type's) across every process: a
+//     fire over the cap is skipped and recorded, as for a held lock
+//     (SkipMaxRunning), and the schedule moves on. The cap is the one in
+//     the registry (the code) of the process that claims the fire. The
+//     slots of a process that dies free when its runs' run leases run out
+//     (WithRunLease, 1.5 s), not while Redis stalls. A type without a cap
+//     pays nothing for it.
 //   - A run whose process dies is recorded as abandoned and the task keeps
 //     its schedule: a non-concurrent task's lock is taken over by the claim
 //     of its next instant, which waits for the run's run lease to run out

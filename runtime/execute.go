@@ -38,6 +38,7 @@ type inflightRun struct {
 	lockValue   string // rdb.LockValue: released only by its holder
 	lease       string // rdb.Lease, encoded
 	ttl         time.Duration
+	slots       string      // the task's type when it holds a fire slot (its type has max_running), else ""
 	finished    atomic.Bool // set before the run is recorded (see retakeLocks)
 }
 
@@ -71,6 +72,7 @@ func (tr *taskRunner) startRun(f *fire) {
 		lockValue: rdb.LockValue(tr.id, ms(f.at)),
 		lease:     f.lease,
 		ttl:       f.reg.Config().Timeout,
+		slots:     fireSlots(f),
 	}
 	tr.mu.Lock()
 	tr.inflight[f.runID] = run

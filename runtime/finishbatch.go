@@ -67,7 +67,7 @@ func (tr *taskRunner) writeFinishes(batch []*runEnd) {
 		}
 		recorded[m]--
 		runs[i] = rdb.RunFinish{RunID: e.f.runID, Task: m, LockValue: e.run.lockValue, Outcome: string(e.rec.Outcome),
-			Error: e.rec.Error, DurationMS: e.cost.Milliseconds(), Record: rec, Once: e.f.once}
+			Error: e.rec.Error, DurationMS: e.cost.Milliseconds(), Record: rec, Once: e.f.once, Slots: e.run.slots}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

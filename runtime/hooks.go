@@ -114,6 +114,10 @@ const (
 	// SkipMisfire: the instant was missed during downtime and the task's
 	// misfire policy is skip.
 	SkipMisfire SkipReason = "misfire"
+	// SkipMaxRunning: the task's type has a max_running cap (TaskConfig.MaxRunning,
+	// taken from the registry of the process that claims the fire) and that
+	// many runs of its scheduled tasks are in progress across the cluster.
+	SkipMaxRunning SkipReason = "max_running"
 )
 
 // Middleware wraps every handler call, for tracing, metrics or recovery of

@@ -70,13 +70,20 @@ func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
 	for {
 		runs := tr.runsInFlight()
 		ids := make([]string, len(runs))
+		var slots []string // nil unless a run holds a fire slot
 		for i, r := range runs {
 			ids[i] = r.runID
+			if r.slots != "" {
+				if slots == nil {
+					slots = make([]string, len(runs))
+				}
+				slots[i] = r.slots
+			}
 		}
 		// A call held up by a Redis stall is given up after a TTL: the
 		// next one goes on another connection.
 		cctx, cancel := context.WithTimeout(ctx, tr.opts.runLease)
-		lost, err := tr.db.RenewRunLeases(cctx, tr.runLeases(), ids)
+		lost, err := tr.db.RenewRunLeases(cctx, tr.runLeases(), ids, slots)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:

@@ -203,12 +203,41 @@ func scriptCases() []scriptCase {
 			_, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a"), candidate("b")}), 2)
 			return err
 		}},
+		{"ClaimFiresCapped", func(t *testing.T, r *RDB) {
+			concurrentTasks(t, r, 3)
+			now := r.c.Time(ctx).Val().UnixMilli()
+			r.c.ZAdd(ctx, r.k.FireSlots("c"), redis.Z{Score: float64(now - 100), Member: "dead@1"}) // expired: pruned
+			r.c.HSet(ctx, r.k.Pulse(), "last", now, "since", now-60_000)
+		}, func(r *RDB) error {
+			_, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases,
+				[]FireCandidate{capped("c0", 2), capped("c1", 2), capped("c2", 2), candidate("a")}), 4)
+			return err
+		}},
+		{"RenewRunLeasesSlots", func(t *testing.T, r *RDB) {
+			concurrentTasks(t, r, 1)
+			if _, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{capped("c0", 2)}), 1); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error {
+			_, err := r.RenewRunLeases(ctx, testLeases, []string{RunID("c0", 1000), "gone@5"}, []string{"c", "c"})
+			return err
+		}},
+		{"FinishRunsSlots", func(t *testing.T, r *RDB) {
+			concurrentTasks(t, r, 2)
+			if _, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{capped("c0", 2), capped("c1", 2)}), 2); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error {
+			_, err := r.FinishRuns(ctx, testHistory, []RunFinish{{RunID: RunID("c0", 1000), Task: "c0", Outcome: "ok", Slots: "c"},
+				{RunID: RunID("c1", 1000), Task: "c1", Outcome: "ok", Slots: "c"}})
+			return err
+		}},
 		{"ClaimFiresTakeover", heldByDeadRun, func(r *RDB) error {
 			_, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
 			return err
 		}},
 		{"RenewRunLeases", running, func(r *RDB) error {
-			_, err := r.RenewRunLeases(ctx, testLeases, []string{RunID("a", 1000), "gone@5"})
+			_, err := r.RenewRunLeases(ctx, testLeases, []string{RunID("a", 1000), "gone@5"}, nil)
 			return err
 		}},
 		{"FinishRuns", running, func(r *RDB) error { _, err := r.FinishRuns(ctx, testHistory, []RunFinish{finish}); return err }},

@@ -14,13 +14,22 @@ import (
 // from its hash (the compare-and-set value), the instant after it (0: none,
 // the task is done) and, when it runs, its run id and lease. Skip claims it
 // only to record it skipped (a missed instant with misfire=skip).
+//
+// MaxRunning > 0 caps the runs in progress at once, cluster-wide, of all
+// the scheduled tasks of type Type (the fire slots, P fireslots:<type>): a
+// fire over the cap is skipped and recorded (FireCapped). The caller
+// passes the cap of the type as its process's registry has it (the code is
+// the source; processes with different caps for one type each enforce
+// their own). MaxRunning 0 is no cap, and costs the claim nothing.
 type FireCandidate struct {
-	Task   string
-	FireMS int64
-	NextMS int64
-	Skip   bool
-	RunID  string
-	Lease  string
+	Task       string
+	FireMS     int64
+	NextMS     int64
+	Skip       bool
+	RunID      string
+	Lease      string
+	Type       string
+	MaxRunning int
 }
 
 // FireOutcome is what a claim did with one candidate.
@@ -39,6 +48,7 @@ const (
 	FirePaused         FireOutcome = "paused"            // paused (or an unknown status): skipped
 	FireMisfire        FireOutcome = "misfire"           // a missed instant skipped and recorded
 	FireLocked         FireOutcome = "locked"            // the previous run still holds the lock: skipped and recorded
+	FireCapped         FireOutcome = "capped"            // its type's max_running runs are in progress: skipped and recorded
 	FireBad            FireOutcome = "bad"               // the task key is not a hash: left alone
 	FireUntried        FireOutcome = "untried"           // max fires were won before it: not looked at
 )
@@ -64,8 +74,11 @@ type FireClaim struct {
 }
 
 // claimArgsBefore is how many script arguments come before the first
-// candidate's; max fires is the last of them.
-const claimArgsBefore = 6
+// candidate's; claimMaxFiresArg is the index of max fires among them.
+const (
+	claimArgsBefore  = 7
+	claimMaxFiresArg = 5
+)
 
 // NewFireClaim builds the claim of candidates by process; skipped fires
 // are recorded in the history within bound, and the runs it wins get run
@@ -75,15 +88,35 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 		args: make([]any, 0, claimArgsBefore+6*len(candidates))}
 	c.keys = append(c.keys, r.k.Queue(), r.k.Running(), r.k.Alive(), r.k.Pulse())
 	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), leases.TTL.Milliseconds(), leases.Gap.Milliseconds(),
-		0) // max fires: set by ClaimFires
+		0, // max fires: set by ClaimFires
+		0) // how many fire slot keys: set below
+	var slots []string      // capped types, in order of first use
+	var caps []any          // their caps
+	var slot map[string]int // type -> 1-based index in slots
 	for _, f := range candidates {
 		mode, runID := "run", f.RunID
 		if f.Skip {
 			mode, runID = "skip", SkipRunID(f.Task)
 		}
+		idx := 0
+		if f.MaxRunning > 0 && !f.Skip {
+			if slot == nil {
+				slot = map[string]int{}
+			}
+			if idx = slot[f.Type]; idx == 0 {
+				slots, caps = append(slots, f.Type), append(caps, f.MaxRunning)
+				idx = len(slots)
+				slot[f.Type] = idx
+			}
+		}
 		c.keys = append(c.keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(runID), r.k.History(f.Task))
-		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease)
+		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease, idx)
 	}
+	for _, t := range slots {
+		c.keys = append(c.keys, r.k.FireSlots(t))
+	}
+	c.args[claimArgsBefore-1] = len(slots)
+	c.args = append(c.args, caps...)
 	return c
 }
 
@@ -106,16 +139,31 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // over here; the master's reap frees it when its process stops
 // heart-beating.
 //
+// Fire slots (max_running): a candidate with a slot index counts the runs
+// in progress of its type in that fire slot key (run id -> run lease
+// deadline), read once per key before the loop: while the pulse is steady
+// (see luaTakeover) the members whose deadline passed are dead runs and do
+// not count (they are pruned at the end); otherwise every member counts,
+// so a Redis stall, which makes every deadline pass at once, frees no
+// slot. Fires won in the call count against later candidates of the same
+// type. At the cap the fire is skipped and recorded, as for a held lock
+// (capped), except that a non-concurrent task whose lock is held goes the
+// lock's way first (locked, deferred or a takeover; a lock it then holds
+// while over the cap is released again, and the fire is capped). A fire
+// slot key of the wrong type turns the cap of its type off (nothing is
+// written to it). Candidates without a slot pay nothing.
+//
 // KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
-// history
+// history; then the fire slot keys
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
-// max_fires, then per candidate: member, fire, next, mode ("run" or
-// "skip"), run_id, lease_json
+// max_fires, number of fire slot keys, then per candidate: member, fire,
+// next, mode ("run" or "skip"), run_id, lease_json, slot (1-based index of
+// its fire slot key, 0: none); then per fire slot key its cap
 // Returns one status string per candidate: fire, fire-foreign-lock (it
 // replaced a lock without expiry), fire-takeover|<lock value of the run it
 // recorded abandoned>, stale, early, missing, disabled, paused, misfire,
-// locked, bad (the task key is not a hash), untried (max_fires fires were
-// won before it: it was not looked at).
+// locked, capped, bad (the task key is not a hash), untried (max_fires
+// fires were won before it: it was not looked at).
 //
 // The queue entries moved on, the running entries and run leases added are
 // written at the end, with one variadic ZADD, SADD and ZADD (a call from a
@@ -131,14 +179,26 @@ local ttl, gap = tonumber(ARGV[4]), tonumber(ARGV[5])
 ` + luaTakeover + `
 local out = {}
 local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; SADD run ids; ZADD deadline/run id pairs
-local n = (#KEYS - 4) / 4
+local nslots = tonumber(ARGV[7])
+local n = (#KEYS - 4 - nslots) / 4
 local won, maxf = 0, tonumber(ARGV[6])
+local slot_key, slot_cap, slot_used, slot_add = {}, {}, {}, {} -- per fire slot key; slot_used nil: the key is foreign
+for j = 1, nslots do
+  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[7 + 7*n + j]), {}
+  local c = redis.pcall('ZCARD', slot_key[j])
+  if type(c) == 'number' then
+    if c > 0 and steady() then c = redis.call('ZCOUNT', slot_key[j], now, '+inf') end -- expired: dead runs
+    slot_used[j] = c
+  end
+end
 for i = 0, n - 1 do
   if won >= maxf then
     out[#out + 1] = 'untried'
   else
     local task, lock, run, hist = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i], KEYS[8 + 4*i]
-    local member, fire, nxt, mode, runid, lease = ARGV[7 + 6*i], ARGV[8 + 6*i], ARGV[9 + 6*i], ARGV[10 + 6*i], ARGV[11 + 6*i], ARGV[12 + 6*i]
+    local member, fire, nxt, mode, runid, lease = ARGV[8 + 7*i], ARGV[9 + 7*i], ARGV[10 + 7*i], ARGV[11 + 7*i], ARGV[12 + 7*i], ARGV[13 + 7*i]
+    local slot = tonumber(ARGV[14 + 7*i])
+    local full = slot > 0 and slot_used[slot] ~= nil and slot_used[slot] >= slot_cap[slot]
     local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
     local res
     if h.err then
@@ -173,6 +233,9 @@ for i = 0, n - 1 do
       elseif mode == 'skip' then
         skip('misfire: missed while no scheduler ran')
         res = 'misfire'
+      elseif full and (h[3] == '1' or redis.call('EXISTS', lock) == 0) then
+        skip('max_running: ' .. slot_cap[slot] .. ' runs of its type in progress')
+        res = 'capped'
       else
         local timeout = tonumber(h[4]) or 300000
         local got, foreign, holder, deferto = true, false, nil, nil
@@ -224,8 +287,19 @@ for i = 0, n - 1 do
         elseif not got then
           skip('previous run still running')
           res = 'locked'
+        elseif full then
+          -- The lock was free, foreign or a dead run's, but the type is at
+          -- its cap: give the lock back and skip.
+          redis.call('DEL', lock)
+          skip('max_running: ' .. slot_cap[slot] .. ' runs of its type in progress')
+          res = 'capped'
         else
           fired = true
+          if slot > 0 and slot_used[slot] then
+            slot_used[slot] = slot_used[slot] + 1
+            table.insert(slot_add[slot], now + ttl)
+            table.insert(slot_add[slot], runid)
+          end
           running[#running + 1] = runid
           if alive_ok then
             leases[#leases + 1] = now + ttl
@@ -250,6 +324,12 @@ end
 if #queued > 0 then callk('ZADD', KEYS[1], queued) end
 if #running > 0 then callk('SADD', KEYS[2], running) end
 if #leases > 0 then callk('ZADD', KEYS[3], leases) end
+for j = 1, nslots do
+  if slot_used[j] then
+    if steady() then redis.call('ZREMRANGEBYSCORE', slot_key[j], '-inf', '(' .. now) end
+    if #slot_add[j] > 0 then callk('ZADD', slot_key[j], slot_add[j]) end
+  end
+end
 return out
 `)
 
@@ -263,7 +343,7 @@ return out
 // (FireBad, or the write skipped), and alive or pulse of the wrong type
 // only turns run leases off, so it cannot fail after a write.
 func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]FireResult, error) {
-	c.args[claimArgsBefore-1] = maxFires
+	c.args[claimMaxFiresArg] = maxFires
 	res, err := advanceScript.Run(ctx, r.c, c.keys, c.args...).StringSlice()
 	if err != nil {
 		return nil, err
@@ -292,7 +372,9 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 // the lock value it holds (released only if still held with it), the
 // outcome and error for the task hash, the history record ("" when the
 // history would trim it anyway), and whether the task is done (its last
-// instant: removed once its next_run is 0).
+// instant: removed once its next_run is 0). Slots is the task's type when
+// the run holds a fire slot (its type has max_running; "" when not): the
+// finish frees it.
 type RunFinish struct {
 	RunID      string
 	Task       string
@@ -302,6 +384,7 @@ type RunFinish struct {
 	DurationMS int64
 	Record     string
 	Once       bool
+	Slots      string
 }
 
 // finishRunsScript records a batch of completed runs, each as the former
@@ -315,11 +398,16 @@ type RunFinish struct {
 // run (task, lock or history) skips that write for that run only, so it
 // cannot fail the batch.
 //
+// A run with a fire slot (max_running) leaves its fire slot key too (one
+// ZREM per key; a key of the wrong type is left alone).
+//
 // KEYS: running, queue, tasks, then per run: task, lock, run, history;
-// last, alive (of the wrong type: no run lease is removed)
+// then the fire slot keys; last, alive (of the wrong type: no run lease is
+// removed)
 // ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
 // outcome, error, duration_ms, record_json ("" when the history would trim
-// it anyway), once, member
+// it anyway), once, member, slot (1-based index of its fire slot key, 0:
+// none)
 // Returns one code per run: 1, or 2 when the history key holds a foreign
 // value (the run's record was not written).
 var finishRunsScript = redis.NewScript(luaNow + luaHistory + `
@@ -336,27 +424,33 @@ local function plus_one(v)
   if #v <= 15 and (v == '0' or string.match(v, '^-?[1-9]%d*$')) then return tonumber(v) + 1 end
   return nil
 end
-local n = (#KEYS - 4) / 4
+local n = (#ARGV - 2) / 9
 local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
-local ids, runs, locks = {}, {}, {}
+local ids, runs, locks, slotted = {}, {}, {}, {}
 for i = 0, n - 1 do
-  ids[i + 1] = ARGV[3 + 8 * i]
+  ids[i + 1] = ARGV[3 + 9 * i]
   locks[i + 1] = KEYS[5 + 4 * i]
   runs[i + 1] = KEYS[6 + 4 * i]
+  local slot = tonumber(ARGV[11 + 9 * i])
+  if slot > 0 then
+    slotted[slot] = slotted[slot] or {}
+    table.insert(slotted[slot], ids[i + 1])
+  end
 end
 callk('SREM', KEYS[1], ids)
 if alive_t == 'zset' then callk('ZREM', alive, ids) end
+for j, sids in pairs(slotted) do redis.pcall('ZREM', KEYS[3 + 4 * n + j], unpack(sids)) end -- at most a batch: 512
 calln('DEL', runs)
 local held = calln('MGET', locks) -- false for a key of another type
 local mine = {}
 for i = 0, n - 1 do
-  if held[i + 1] == ARGV[4 + 8 * i] then mine[#mine + 1] = locks[i + 1] end
+  if held[i + 1] == ARGV[4 + 9 * i] then mine[#mine + 1] = locks[i + 1] end
 end
 if #mine > 0 then calln('DEL', mine) end
 local recs, order = {}, {}
 for i = 0, n - 1 do
   local task, hist = KEYS[4 + 4 * i], KEYS[7 + 4 * i]
-  local o = 2 + 8 * i
+  local o = 2 + 9 * i
   local outcome, err, dur, rec, once, member = ARGV[o + 3], ARGV[o + 4], ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
   local h = redis.pcall('HMGET', task, 'runs', 'failures', 'next_run')
   -- Not a hash: left alone. None of the fields: the hash may not exist.
@@ -415,11 +509,27 @@ return out
 func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFinish) (foreignHistory []bool, err error) {
 	keys := make([]string, 0, 4+4*len(runs))
 	keys = append(keys, r.k.Running(), r.k.Queue(), r.k.Tasks())
-	args := make([]any, 0, 2+8*len(runs))
+	args := make([]any, 0, 2+9*len(runs))
 	args = append(args, bound.Records, bound.Age.Milliseconds())
+	var slots []string
+	var slot map[string]int
 	for _, f := range runs {
 		keys = append(keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(f.RunID), r.k.History(f.Task))
-		args = append(args, f.RunID, f.LockValue, f.Outcome, f.Error, f.DurationMS, f.Record, boolArg(f.Once), f.Task)
+		idx := 0
+		if f.Slots != "" {
+			if slot == nil {
+				slot = map[string]int{}
+			}
+			if idx = slot[f.Slots]; idx == 0 {
+				slots = append(slots, f.Slots)
+				idx = len(slots)
+				slot[f.Slots] = idx
+			}
+		}
+		args = append(args, f.RunID, f.LockValue, f.Outcome, f.Error, f.DurationMS, f.Record, boolArg(f.Once), f.Task, idx)
+	}
+	for _, t := range slots {
+		keys = append(keys, r.k.FireSlots(t))
 	}
 	keys = append(keys, r.k.Alive())
 	codes, err := finishRunsScript.Run(ctx, r.c, keys, args...).Int64Slice()

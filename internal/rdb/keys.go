@@ -18,6 +18,7 @@ import (
 //	P running          SET   run ids of runs in progress
 //	P run:<id>         STR   lease of one run; PX = timeout + process TTL
 //	P alive            ZSET  run id -> deadline (unix ms) of the run's run lease, renewed by its process every TTL/6
+//	P fireslots:<type> ZSET  run id -> deadline (unix ms) of its run lease, for the runs in progress of a task type with max_running (only capped types have one; see ClaimFires)
 //	P pulse            HASH  last, since: when a process last renewed its run leases, and since when such pulses came steadily (unix ms)
 //	P tasks            SET   every task key (so nothing needs SCAN)
 //	P history:<key>    LIST  the task's last run records, newest first
@@ -69,6 +70,10 @@ func (k Keys) Run(id string) string { return k.prefix + "run:" + id }
 
 // Alive is the key P "alive".
 func (k Keys) Alive() string { return k.prefix + "alive" }
+
+// FireSlots is the key P "fireslots:" + type: the runs in progress of the
+// scheduled tasks of a type with a max_running cap, by run lease deadline.
+func (k Keys) FireSlots(typ string) string { return k.prefix + "fireslots:" + typ }
 
 // Pulse is the key P "pulse".
 func (k Keys) Pulse() string { return k.prefix + "pulse" }

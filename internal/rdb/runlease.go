@@ -42,8 +42,15 @@ type RunLeases struct {
 // renewRunLeasesScript is one process's pulse and the renewal of the run
 // leases of its runs in progress.
 //
-// KEYS: pulse, alive
-// ARGV: ttl_ms, gap_ms, then the run ids of the runs in progress
+// Runs with a fire slot (max_running, see ClaimFires) have their member
+// of their type's fire slot key renewed to the same deadline (ZADD: a
+// member a claim pruned while this process was stopped comes back); a
+// fire slot key of the wrong type is left alone.
+//
+// KEYS: pulse, alive, then the fire slot keys
+// ARGV: ttl_ms, gap_ms, then the run ids of the runs in progress; then,
+// only with fire slot keys, per run id its slot (1-based index of its fire
+// slot key, 0: none)
 // Returns the run ids it was given that have no run lease: taken over by
 // another process's claim, abandoned by the master, finished (a run whose
 // finish was written meanwhile) or lost with Redis's data. It renews the
@@ -60,14 +67,22 @@ local ttl, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local p = redis.call('HMGET', KEYS[1], 'last', 'since')
 local last, since = tonumber(p[1]), tonumber(p[2])
 if not last or not since or now - last > gap or since > now then since = now end
-local ids, lost, renew = {}, {}, {}
-for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
+local nslots = #KEYS - 2
+local m = nslots > 0 and (#ARGV - 2) / 2 or #ARGV - 2
+local ids, lost, renew, slotted = {}, {}, {}, {}
+for i = 3, 2 + m do ids[#ids + 1] = ARGV[i] end
 if #ids > 0 then
   local scores = callk('ZMSCORE', KEYS[2], ids)
   for i, id in ipairs(ids) do
     if scores[i] then
       renew[#renew + 1] = now + ttl
       renew[#renew + 1] = id
+      local slot = nslots > 0 and tonumber(ARGV[2 + m + i]) or 0
+      if slot > 0 then
+        slotted[slot] = slotted[slot] or {}
+        table.insert(slotted[slot], now + ttl)
+        table.insert(slotted[slot], id)
+      end
     else
       lost[#lost + 1] = id
     end
@@ -75,19 +90,40 @@ if #ids > 0 then
 end
 redis.call('HSET', KEYS[1], 'last', now, 'since', since)
 if #renew > 0 then callk('ZADD', KEYS[2], renew) end
+for j, zs in pairs(slotted) do redis.pcall('ZADD', KEYS[2 + j], unpack(zs)) end -- a process's runs: at most its workers
 return lost
 `)
 
 // RenewRunLeases writes this process's pulse and renews the run leases of
-// runIDs (its runs in progress; none is a pulse alone). It returns the
-// run ids that had no run lease any more, which it does not renew.
-func (r *RDB) RenewRunLeases(ctx context.Context, l RunLeases, runIDs []string) (lost []string, err error) {
-	args := make([]any, 0, 2+len(runIDs))
+// runIDs (its runs in progress; none is a pulse alone). slots, nil or of
+// the length of runIDs, names per run the type whose fire slot it holds
+// ("" none; see RunFinish.Slots): that is renewed with the run lease. It
+// returns the run ids that had no run lease any more, which it does not
+// renew.
+func (r *RDB) RenewRunLeases(ctx context.Context, l RunLeases, runIDs []string, slots []string) (lost []string, err error) {
+	args := make([]any, 0, 2+2*len(runIDs))
 	args = append(args, l.TTL.Milliseconds(), l.Gap.Milliseconds())
 	for _, id := range runIDs {
 		args = append(args, id)
 	}
-	return renewRunLeasesScript.Run(ctx, r.c, []string{r.k.Pulse(), r.k.Alive()}, args...).StringSlice()
+	keys := []string{r.k.Pulse(), r.k.Alive()}
+	idx := make([]any, len(runIDs))
+	slot := map[string]int{}
+	for i := range runIDs {
+		idx[i] = 0
+		if i >= len(slots) || slots[i] == "" {
+			continue
+		}
+		if slot[slots[i]] == 0 {
+			keys = append(keys, r.k.FireSlots(slots[i]))
+			slot[slots[i]] = len(keys) - 2
+		}
+		idx[i] = slot[slots[i]]
+	}
+	if len(keys) > 2 {
+		args = append(args, idx...)
+	}
+	return renewRunLeasesScript.Run(ctx, r.c, keys, args...).StringSlice()
 }
 
 // Holder is the run whose lock a claim took over: its process and instant

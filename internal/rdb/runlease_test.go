@@ -120,7 +120,7 @@ func TestRenewRunLeases(t *testing.T) {
 		t.Fatalf("the claim gave the run a lease until %v, in the past", d)
 	}
 	must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: 1, Member: id}).Err()) // long expired
-	lost, err := r.RenewRunLeases(ctx, testLeases, []string{id, "gone@5"})
+	lost, err := r.RenewRunLeases(ctx, testLeases, []string{id, "gone@5"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +140,14 @@ func TestRenewRunLeases(t *testing.T) {
 	}
 	since, _ := p[1].(string)
 	must(t, c.HSet(ctx, r.k.Pulse(), "since", 5).Err())
-	if _, err := r.RenewRunLeases(ctx, testLeases, nil); err != nil {
+	if _, err := r.RenewRunLeases(ctx, testLeases, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.HGet(ctx, r.k.Pulse(), "since").Val(); got != "5" {
 		t.Errorf("steady pulse moved since to %s", got)
 	}
 	must(t, c.HSet(ctx, r.k.Pulse(), "last", now-testLeases.Gap.Milliseconds()-10).Err())
-	if _, err := r.RenewRunLeases(ctx, testLeases, nil); err != nil {
+	if _, err := r.RenewRunLeases(ctx, testLeases, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.HGet(ctx, r.k.Pulse(), "since").Val(); got == "5" || got < since {

@@ -6,6 +6,9 @@
 // names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
 // this process's local clock, to test skew), WORKER_ID (process id),
 // WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's).
+// The task "capped" (only when WORKER_TASKS names it) is concurrent with
+// max_running=1, every second, and holds its slot until the worker stops;
+// each run appends "process|fire_ms|start_ms" to cappedKey as it starts.
 // The Abandoned hook appends "task|fire_ms|process|by" to the list
 // tasks.AbandonedKey.
 package main
@@ -51,6 +54,9 @@ func run() error {
 		reg = crontab.NewRegistry()
 		for _, name := range strings.Split(names, ",") {
 			cfg, ok := all.Lookup(name)
+			if name == cappedName {
+				cfg, ok = cappedTask(), true
+			}
 			if !ok {
 				return fmt.Errorf("WORKER_TASKS: no task %q", name)
 			}
@@ -94,4 +100,33 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return s.Run(ctx)
+}
+
+// cappedName is the max_running test task, run only when WORKER_TASKS
+// names it; cappedKey is its record list.
+const (
+	cappedName = "capped"
+	cappedKey  = "e2e:capped"
+)
+
+// capped holds a fire slot of its type until the worker stops.
+type capped struct{}
+
+// Handle records the start and waits for the worker's shutdown.
+func (capped) Handle(ctx context.Context) error {
+	run, _ := crontab.Run(ctx)
+	rec := fmt.Sprintf("%s|%d|%d", run.Process, run.Fire.UnixMilli(), time.Now().UnixMilli())
+	if err := tasks.Recorder.RPush(context.WithoutCancel(ctx), cappedKey, rec).Err(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
+	}
+	return nil
+}
+
+func cappedTask() crontab.TaskConfig {
+	return crontab.TaskConfig{Name: cappedName, Expression: "every:1s", Concurrent: true, MaxRunning: 1,
+		Timeout: time.Minute, New: func() crontab.TaskInterface { return capped{} }}
 }

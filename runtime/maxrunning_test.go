@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+// Five run-time tasks of one concurrent type with max_running=2, every
+// second, each run 2.5 s long, on three schedulers: never more than 2 of
+// them run at once cluster-wide; the other instants are skipped with
+// SkipMaxRunning, counted in the task hashes and recorded in the history.
+// Five tasks of an uncapped concurrent type beside them all run, overlapped.
+func TestMaxRunningCapsScheduledFires(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	capType, freeType := t.Name()+"/capped", t.Name()+"/free"
+	var capped, free flights
+	sleep := func(c *flights) func(context.Context) error {
+		return func(ctx context.Context) error {
+			c.enter()
+			defer c.leave()
+			select {
+			case <-time.After(2500 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return nil
+		}
+	}
+	var keys []string
+	for i := range 5 {
+		k := fmt.Sprintf("%s/c%d", t.Name(), i)
+		keys = append(keys, k)
+		behave(t, k, sleep(&capped))
+		behave(t, fmt.Sprintf("%s/f%d", t.Name(), i), sleep(&free))
+	}
+	reg := testRegistry(t,
+		TaskConfig{Name: capType, Concurrent: true, MaxRunning: 2, Timeout: 10 * time.Second, New: probeNew(0)},
+		TaskConfig{Name: freeType, Concurrent: true, Timeout: 10 * time.Second, New: probeNew(1)})
+	var mu sync.Mutex
+	reasons := map[SkipReason]int{}
+	hooks := WithHooks(Hooks{Skipped: func(_ context.Context, run RunInfo, reason SkipReason) {
+		mu.Lock()
+		reasons[reason]++
+		mu.Unlock()
+	}})
+	for range 3 {
+		runScheduler(t, rdb, reg, hooks)
+	}
+	c := NewClient(rdb, reg)
+	for i := range 5 {
+		if err := c.SetTask(ctx, TaskSpec{Key: keys[i], Type: capType, Expression: "every:1s", Concurrent: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetTask(ctx, TaskSpec{Key: fmt.Sprintf("%s/f%d", t.Name(), i), Type: freeType, Expression: "every:1s", Concurrent: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Second)
+	if m := capped.max.Load(); m != 2 {
+		t.Errorf("capped type: at most %d runs at once, want 2 (max_running)", m)
+	}
+	if m := free.max.Load(); m < 10 {
+		t.Errorf("uncapped type: at most %d runs at once, want >= 10 (5 tasks every second, 2.5 s each)", m)
+	}
+	mu.Lock()
+	n := reasons[SkipMaxRunning]
+	mu.Unlock()
+	if n < 10 {
+		t.Errorf("%d fires skipped with %q, want >= 10 (5 per second, 2 slots)", n, SkipMaxRunning)
+	}
+	in := NewInspector(rdb)
+	var skips int64
+	seen := false
+	for _, k := range keys {
+		info, err := in.Task(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skips += info.Skips
+		recs, err := in.History(ctx, k, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Outcome == OutcomeSkipped && strings.Contains(r.Error, "max_running") {
+				seen = true
+			}
+		}
+	}
+	if skips < 10 {
+		t.Errorf("task hashes count %d skips, want >= 10", skips)
+	}
+	if !seen {
+		t.Error("no history record of a fire skipped for max_running")
+	}
+	for i := range 5 {
+		if s := hget(t, rdb, fmt.Sprintf("%s/f%d", t.Name(), i), "skips"); s != "" && s != "0" {
+			t.Errorf("uncapped task f%d: %s skips, want none", i, s)
+		}
+	}
+}
