@@ -503,9 +503,7 @@ func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 		m := f.state.Member
 		f.lease = leaseValue(dp.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
-		if f.reg != nil {
-			cands[i].Type, cands[i].MaxRunning = f.state.Type, f.reg.Config().MaxRunning
-		}
+		cands[i].Type, cands[i].MaxRunning = fireCap(f)
 	}
 	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), dp.runLeases(), cands)}
 }
@@ -548,8 +546,9 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 			dp.log.Info("fire skipped: previous run still running", "task", f.state.Member, "fire", f.at)
 			dp.skipped(ctx, f, SkipRunning)
 		case rdb.FireCapped:
-			dp.log.Info("fire skipped: max_running runs of its type in progress", "task", f.state.Member, "type", f.state.Type,
-				"max_running", f.reg.Config().MaxRunning, "fire", f.at)
+			group, limit := fireCap(f)
+			dp.log.Info("fire skipped: max_running runs in progress", "task", f.state.Member, "slots", group,
+				"max_running", limit, "fire", f.at)
 			dp.skipped(ctx, f, SkipMaxRunning)
 		case rdb.FireMisfire:
 			dp.log.Info("missed fire skipped (misfire=skip)", "task", f.state.Member, "fire", f.at)
@@ -563,14 +562,26 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 	return started, untried, early, nil
 }
 
-// fireSlots is the type whose fire slot a run of f holds: its type when the
-// type has a max_running cap (in this process's registry: the code is the
-// source of the cap), else "".
+// fireSlots is the slot group whose fire slot a run of f holds (see
+// fireCap), or "" when f has no cap.
 func fireSlots(f *fire) string {
-	if f.reg != nil && f.reg.Config().MaxRunning > 0 {
-		return f.state.Type
+	group, _ := fireCap(f)
+	return group
+}
+
+// fireCap is the max_running cap of f and the slot group it counts in: a
+// run-time task's own cap (TaskSpec.MaxRunning, in its hash) counts its
+// runs apart (a declared task's hash holds its type's cap, and it counts
+// with the type's run-time tasks); else its type's cap, in this process's registry (the code is
+// the source), counts the runs of every task of the type. ("", 0): no cap.
+func fireCap(f *fire) (group string, limit int) {
+	switch {
+	case f.state.MaxRunning > 0 && f.state.Member != f.state.Type: // a run-time task (a declared one is its own type)
+		return rdb.FireSlotsOfTask(f.state.Member), f.state.MaxRunning
+	case f.reg != nil && f.reg.Config().MaxRunning > 0:
+		return f.state.Type, f.reg.Config().MaxRunning
 	}
-	return ""
+	return "", 0
 }
 
 // ignore remembers a due member this process cannot run, at its current

@@ -105,3 +105,49 @@ func TestMaxRunningCapsScheduledFires(t *testing.T) {
 		}
 	}
 }
+
+// A run-time task's own max_running (TaskSpec.MaxRunning) caps its runs
+// apart from its type's: with cap 1, every:1s and 2.5 s runs on two
+// schedulers, it never overlaps itself, while a task of the same
+// (uncapped) type without a cap overlaps itself.
+func TestTaskSpecMaxRunningCapsTheTask(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	typ := t.Name() + "/type"
+	var own, other flights
+	sleep := func(c *flights) func(context.Context) error {
+		return func(ctx context.Context) error {
+			c.enter()
+			defer c.leave()
+			select {
+			case <-time.After(2500 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return nil
+		}
+	}
+	capped, free := t.Name()+"/capped", t.Name()+"/free"
+	behave(t, capped, sleep(&own))
+	behave(t, free, sleep(&other))
+	reg := testRegistry(t, TaskConfig{Name: typ, Concurrent: true, Timeout: 10 * time.Second, New: probeNew(0)})
+	for range 2 {
+		runScheduler(t, rdb, reg)
+	}
+	c := NewClient(rdb, reg)
+	if err := c.SetTask(ctx, TaskSpec{Key: capped, Type: typ, Expression: "every:1s", Concurrent: true, MaxRunning: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetTask(ctx, TaskSpec{Key: free, Type: typ, Expression: "every:1s", Concurrent: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4500 * time.Millisecond)
+	if m := own.max.Load(); m != 1 {
+		t.Errorf("task with max_running 1: at most %d runs at once, want 1", m)
+	}
+	if m := other.max.Load(); m < 2 {
+		t.Errorf("task of the same type without a cap: at most %d runs at once, want >= 2", m)
+	}
+	if s := hget(t, rdb, capped, "skips"); s == "" || s == "0" {
+		t.Errorf("capped task: skips %q, want its overlapping instants skipped", s)
+	}
+}

@@ -16,11 +16,13 @@ import (
 // only to record it skipped (a missed instant with misfire=skip).
 //
 // MaxRunning > 0 caps the runs in progress at once, cluster-wide, of all
-// the scheduled tasks of type Type (the fire slots, P fireslots:<type>): a
-// fire over the cap is skipped and recorded (FireCapped). The caller
-// passes the cap of the type as its process's registry has it (the code is
-// the source; processes with different caps for one type each enforce
-// their own). MaxRunning 0 is no cap, and costs the claim nothing.
+// the fires with the same Type (the fire slots, P fireslots:<Type>): a
+// fire over the cap is skipped and recorded (FireCapped). Type names the
+// group the cap counts: a task type (the caller passes the type's cap as
+// its process's registry has it: the code is the source; processes with
+// different caps for one type each enforce their own), or, for a run-time
+// task with a cap of its own, "task:" + its key (FireSlotsOfTask).
+// MaxRunning 0 is no cap, and costs the claim nothing.
 type FireCandidate struct {
 	Task       string
 	FireMS     int64

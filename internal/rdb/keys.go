@@ -75,6 +75,11 @@ func (k Keys) Alive() string { return k.prefix + "alive" }
 // scheduled tasks of a type with a max_running cap, by run lease deadline.
 func (k Keys) FireSlots(typ string) string { return k.prefix + "fireslots:" + typ }
 
+// FireSlotsOfTask is the slot group of a run-time task with a max_running
+// cap of its own (TaskSpec.MaxRunning): its runs count in P
+// "fireslots:task:" + key, apart from its type's.
+func FireSlotsOfTask(key string) string { return "task:" + key }
+
 // Pulse is the key P "pulse".
 func (k Keys) Pulse() string { return k.prefix + "pulse" }
 
