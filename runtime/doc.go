@@ -76,6 +76,8 @@
 //	{ns}:jobs:first     HASH job id -> when a job put back in the queue (released, retried, redelivered) was first due
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
+//	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
+//	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
 //	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside
