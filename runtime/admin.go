@@ -414,6 +414,9 @@ type JobInfo struct {
 	// Error and Failed are a dead job's last error and when it failed.
 	Error  string
 	Failed time.Time
+	// Unique is the job's unique identity (Unique, UniqueKey, Debounce;
+	// see UniqueIdentity), "" for a job enqueued without one.
+	Unique string
 }
 
 // JobFilter selects jobs for Jobs. The zero filter selects every job.
@@ -539,7 +542,7 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 		j.Error = "bad job data: " + err.Error()
 		return j
 	}
-	j.Task, j.Payload = env.Task, env.Payload
+	j.Task, j.Payload, j.Unique = env.Task, env.Payload, env.Unique
 	if env.Fire > 0 {
 		j.FirstDue = fromMS(env.Fire)
 	}

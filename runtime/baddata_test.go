@@ -346,6 +346,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"pulse", keys.Pulse, "hash"},
 		{"sweep", keys.Sweep, "hash"},
 		{"meta", keys.Meta, "hash"},
+		{"unique", keys.UniqueIndex, "zset"},
 	}
 	// The table is the whole claim: every singleton key the scheduler checks.
 	want := newKeys("x").SingletonTypes()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,8 +19,38 @@ import (
 var ErrNotFound = errors.New("crontab: not found")
 
 // ErrDuplicate is wrapped by the error of an Enqueue whose WithID names a
-// job that is already pending, running or dead.
+// job that is already pending, running or dead, and by the *DuplicateError
+// of an Enqueue whose unique identity (Unique) is held.
 var ErrDuplicate = errors.New("crontab: duplicate job id")
+
+// DuplicateError is the error of an Enqueue (or of one job of EnqueueMany)
+// whose unique identity (Unique, UniqueKey) is held by another job: ID is
+// that job's id, Identity the identity (as JobInfo.Unique shows it). It
+// wraps ErrDuplicate: errors.Is(err, ErrDuplicate) holds, and errors.As
+// gives the existing job's id.
+type DuplicateError struct {
+	Task     string
+	ID       string
+	Identity string
+}
+
+// Error says which job holds the identity.
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("crontab: enqueue %q: unique identity %q is held by job %q: duplicate job", e.Task, e.Identity, e.ID)
+}
+
+// Is reports whether target is ErrDuplicate.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// MaxUniqueTTL is the longest ttl Unique accepts (30 days), and the
+// longest delay Debounce accepts; MinUniqueTTL the shortest ttl (1 ms).
+const (
+	MaxUniqueTTL = 30 * 24 * time.Hour
+	MinUniqueTTL = time.Millisecond
+)
+
+// MaxUniqueKey is the longest key UniqueKey accepts, in bytes.
+const MaxUniqueKey = 200
 
 // Client enqueues and cancels delayed jobs, manages run-time tasks and
 // reads history. Producers that run no scheduler use it alone. It is safe
@@ -58,6 +89,15 @@ type enqueueOptions struct {
 	id      string
 	retries int       // -1: the type's default
 	fire    time.Time // the scheduled instant its runs report, when not its first due
+
+	unique    bool
+	ttl       time.Duration
+	key       string
+	keySet    bool
+	debounced bool
+	debounce  time.Duration
+	timed     bool   // At or In was given
+	ident     string // the unique identity prepare found
 }
 
 // scheduledAt makes the job's runs report fire as their scheduled instant
@@ -67,10 +107,51 @@ func scheduledAt(fire time.Time) EnqueueOption { return func(o *enqueueOptions) 
 
 // At runs the job at t (Redis server time). Without At or In the job is due
 // at once.
-func At(t time.Time) EnqueueOption { return func(o *enqueueOptions) { o.at = t } }
+func At(t time.Time) EnqueueOption { return func(o *enqueueOptions) { o.at, o.timed = t, true } }
 
 // In runs the job after d, measured on the Redis server's clock.
-func In(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.delay = d } }
+func In(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.delay, o.timed = d, true } }
+
+// Unique makes the job unique for ttl (MinUniqueTTL..MaxUniqueTTL; outside
+// that range Enqueue fails naming the option): a second enqueue with the
+// same identity while the first job holds it fails with a *DuplicateError
+// (wrapping ErrDuplicate) that gives the first job's id, and writes
+// nothing. The identity is the job's type and its payload bytes (a SHA-256
+// digest of them), or its type and the key UniqueKey gives; it is shared
+// by every process of the namespace.
+//
+// The first job holds its identity from its enqueue until the later of
+// the ttl's end and the job's end: a job that is still running, or still
+// pending for its first attempt, when the ttl ends keeps it until it
+// finishes; a job that succeeded inside the ttl keeps it to the ttl's end
+// (a retried request inside the ttl is still a duplicate). A job whose
+// attempt failed (waiting for its retry, or dead) holds it no longer than
+// the ttl, and a cancelled job frees it at once.
+func Unique(ttl time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) { o.unique, o.ttl = true, ttl }
+}
+
+// UniqueKey makes key (1..MaxUniqueKey bytes), with the job's type, the
+// job's unique identity instead of its payload: jobs of one type with one
+// key are duplicates whatever their payloads. It needs Unique or Debounce.
+func UniqueKey(key string) EnqueueOption {
+	return func(o *enqueueOptions) { o.key, o.keySet = key, true }
+}
+
+// Debounce makes the job a debounced one, due d after its enqueue (0..
+// MaxUniqueTTL, Redis server time; it cannot be combined with At or In). When a
+// job with the same identity (see Unique) is pending, the enqueue replaces
+// that job's payload (its whole envelope) with this one's and moves its due
+// time to now+d: Enqueue returns the pending job's id and no error, and a
+// burst of enqueues runs once, with the last payload, d after the last
+// one. When the job with the identity is already running (it cannot be
+// replaced) or there is none, the enqueue makes a new job, which takes the
+// identity: a change that comes while a run is under way gets a run of its
+// own. With Unique(ttl) too, the identity's record lasts at least ttl;
+// without, it lasts while the job is pending or running.
+func Debounce(d time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) { o.debounced, o.debounce = true, d }
+}
 
 // WithID gives the job its id, making Enqueue idempotent: a second enqueue
 // with an id that is pending, running or dead fails with ErrDuplicate. The
@@ -122,6 +203,13 @@ func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMe
 	if err != nil {
 		return "", err
 	}
+	if o.unique || o.debounced {
+		ids, errs, err := c.enqueueUnique(ctx, []rdb.NewJob{newJob(id, env, o)}, []string{name})
+		if err != nil {
+			return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
+		}
+		return ids[0], errs[0]
+	}
 	res, err := c.db.Enqueue(ctx, []rdb.NewJob{{ID: id, Envelope: env, AtMS: ms(o.at), Delay: o.delay, Check: o.id != ""}})
 	if err != nil {
 		return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
@@ -158,6 +246,10 @@ func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOpt
 	if o.delay < 0 {
 		o.delay = 0
 	}
+	identity, err := o.identity(name, payload)
+	if err != nil {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: %w", name, err)
+	}
 	id := o.id
 	if id == "" {
 		id = newJobID()
@@ -171,11 +263,123 @@ func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOpt
 	if !o.fire.IsZero() {
 		env.Fire = ms(o.fire)
 	}
+	env.Unique, o.ident = identity, identity
 	b, err := json.Marshal(env)
 	if err != nil {
 		return "", "", o, fmt.Errorf("crontab: enqueue %q: %w", name, err)
 	}
 	return id, string(b), o, nil
+}
+
+// identity validates the unique options and returns the job's unique
+// identity: "<type>|<hex of the first 16 bytes of SHA-256 of the payload>",
+// or "<type>|key:<key>" with UniqueKey; "" for a job without one.
+func (o *enqueueOptions) identity(name string, payload []byte) (string, error) {
+	switch {
+	case !o.unique && !o.debounced:
+		if o.keySet {
+			return "", fmt.Errorf("UniqueKey(%q): needs Unique or Debounce", o.key)
+		}
+		return "", nil
+	case o.unique && (o.ttl < MinUniqueTTL || o.ttl > MaxUniqueTTL):
+		return "", fmt.Errorf("Unique(%s): the ttl must be %s..%s", o.ttl, MinUniqueTTL, MaxUniqueTTL)
+	case o.debounced && (o.debounce < 0 || o.debounce > MaxUniqueTTL):
+		return "", fmt.Errorf("Debounce(%s): must be 0..%s", o.debounce, MaxUniqueTTL)
+	case o.debounced && o.timed:
+		return "", fmt.Errorf("Debounce(%s): cannot be combined with At or In (the job is due d after its last enqueue)", o.debounce)
+	case o.keySet && (o.key == "" || len(o.key) > MaxUniqueKey):
+		return "", fmt.Errorf("UniqueKey: the key is %d bytes; it must be 1..%d", len(o.key), MaxUniqueKey)
+	}
+	return UniqueIdentity(name, payload, o.key), nil
+}
+
+// UniqueIdentity is the unique identity of a job of type name with the
+// given payload bytes (as stored: the JSON the client encodes), or with
+// key when it is not "" (UniqueKey): "<name>|<32 hex digits>", the first
+// 16 bytes of SHA-256 of the payload, or "<name>|key:<key>". A producer in
+// another language computes the same (see "Enqueueing from other
+// languages" in the package doc).
+func UniqueIdentity(name string, payload []byte, key string) string {
+	if key != "" {
+		return name + "|key:" + key
+	}
+	sum := sha256.Sum256(payload)
+	return name + "|" + hex.EncodeToString(sum[:16])
+}
+
+// newJob is the rdb job of one prepared job.
+func newJob(id, env string, o enqueueOptions) rdb.NewJob {
+	j := rdb.NewJob{ID: id, Envelope: env, AtMS: ms(o.at), Delay: o.delay, Check: o.id != ""}
+	if o.ident != "" {
+		j.Unique = rdb.UniqueJob{Identity: o.ident, TTL: o.ttl, Debounce: -1}
+		if o.debounced {
+			j.Unique.Debounce = o.debounce
+		}
+	}
+	return j
+}
+
+// enqueueUnique enqueues a batch with unique jobs in it and returns each
+// job's id (the holder's for a duplicate or a debounce) and error (nil
+// when it was enqueued or debounced).
+func (c *Client) enqueueUnique(ctx context.Context, batch []rdb.NewJob, names []string) ([]string, []error, error) {
+	res, err := c.db.EnqueueUnique(ctx, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(batch))
+	errs := make([]error, len(batch))
+	for i, r := range res {
+		ids[i] = r.ID
+		switch r.Outcome {
+		case rdb.UniqueDupID:
+			errs[i] = fmt.Errorf("crontab: enqueue %q: id %q: %w", names[i], batch[i].ID, ErrDuplicate)
+		case rdb.UniqueDuplicate:
+			errs[i] = &DuplicateError{Task: names[i], ID: r.ID, Identity: batch[i].Unique.Identity}
+		}
+	}
+	return ids, errs, nil
+}
+
+// EnqueueManyError is the error of an EnqueueMany some of whose jobs were
+// not enqueued (duplicates); the others were. Errs has one entry per job,
+// in order: nil for a job enqueued (or debounced), else its error (a
+// *DuplicateError for a held unique identity, an error wrapping
+// ErrDuplicate for a WithID id that exists). errors.Is and errors.As see
+// every job's error.
+type EnqueueManyError struct {
+	Errs []error
+}
+
+// Error lists the jobs that were not enqueued (the first ten).
+func (e *EnqueueManyError) Error() string {
+	var b []byte
+	n := 0
+	for i, err := range e.Errs {
+		if err == nil {
+			continue
+		}
+		if n++; n > 10 {
+			b = fmt.Appendf(b, "; ...")
+			break
+		}
+		if len(b) > 0 {
+			b = append(b, "; "...)
+		}
+		b = fmt.Appendf(b, "job %d: %v", i, err)
+	}
+	return "crontab: enqueue many: " + string(b)
+}
+
+// Unwrap returns the errors of the jobs that were not enqueued.
+func (e *EnqueueManyError) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // Job is one job for EnqueueMany.
@@ -189,36 +393,58 @@ type Job struct {
 // EnqueueMany enqueues jobs in one pipeline and returns their ids in
 // order. It stops at the first invalid job, before sending anything; a
 // Redis error fails the whole call (some jobs may have been enqueued: use
-// WithID to make a retry safe).
+// WithID or Unique to make a retry safe). Duplicates are reported per
+// job: the other jobs are enqueued, and the error is an
+// *EnqueueManyError whose Errs say which jobs were not; the id of a job
+// whose unique identity is held is the holder's (a second job of the
+// batch with the identity of an earlier one is that one's duplicate, or,
+// debounced, replaces it).
 func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
 
 	ids := make([]string, len(jobs))
-	envs := make([]string, len(jobs))
-	os := make([]enqueueOptions, len(jobs))
+	names := make([]string, len(jobs))
+	batch := make([]rdb.NewJob, len(jobs))
+	anyUnique := false
 	for i, j := range jobs {
 		name, payload, err := c.encodeJob(j.Value)
 		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
-		if ids[i], envs[i], os[i], err = c.prepare(name, payload, j.Options); err != nil {
+		id, env, o, err := c.prepare(name, payload, j.Options)
+		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
+		ids[i], names[i], batch[i] = id, name, newJob(id, env, o)
+		anyUnique = anyUnique || batch[i].Unique.Identity != ""
 	}
-	batch := make([]rdb.NewJob, len(jobs))
-	for i := range jobs {
-		batch[i] = rdb.NewJob{ID: ids[i], Envelope: envs[i], AtMS: ms(os[i].at), Delay: os[i].delay, Check: os[i].id != ""}
-	}
-	dues, err := c.db.Enqueue(ctx, batch)
-	if err != nil {
-		return nil, fmt.Errorf("crontab: enqueue many: %w", err)
-	}
-	for i, due := range dues {
-		if due < 0 {
-			return ids, fmt.Errorf("crontab: enqueue many: job %d: id %q: %w", i, ids[i], ErrDuplicate)
+	errs := make([]error, len(jobs))
+	failed := false
+	if anyUnique {
+		got, gotErrs, err := c.enqueueUnique(ctx, batch, names)
+		if err != nil {
+			return nil, fmt.Errorf("crontab: enqueue many: %w", err)
 		}
+		ids, errs = got, gotErrs
+		for _, e := range errs {
+			failed = failed || e != nil
+		}
+	} else {
+		dues, err := c.db.Enqueue(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("crontab: enqueue many: %w", err)
+		}
+		for i, due := range dues {
+			if due < 0 {
+				errs[i] = fmt.Errorf("crontab: enqueue %q: id %q: %w", names[i], ids[i], ErrDuplicate)
+				failed = true
+			}
+		}
+	}
+	if failed {
+		return ids, &EnqueueManyError{Errs: errs}
 	}
 	return ids, nil
 }

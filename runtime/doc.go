@@ -76,6 +76,8 @@
 //	{ns}:jobs:first     HASH job id -> when a job put back in the queue (released, retried, redelivered) was first due
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
+//	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
+//	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
 //	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside
@@ -103,6 +105,42 @@
 // (RunInfo.Fire; by default the job's first due time). The
 // id must be unique among pending, running and dead jobs. Cancel is
 // ZREM {ns}:jobs <id> followed, if it removed one, by HDEL of the data.
+//
+// A unique job (Unique) takes its identity in the same atomic step as its
+// enqueue, so the producer runs this script (EVAL, or EVALSHA after
+// SCRIPT LOAD) instead of the HSET and ZADD:
+//
+//	-- BEGIN unique enqueue
+//	local t = redis.call('TIME')
+//	local now = t[1] * 1000 + math.floor(t[2] / 1000)
+//	local v = redis.call('GET', KEYS[6])
+//	if v then
+//	  local id, exp = string.match(v, '^(.*)|(%d+)$')
+//	  if id and (now < tonumber(exp) or redis.call('HEXISTS', KEYS[3], id) == 1 or
+//	      (redis.call('ZSCORE', KEYS[1], id) and redis.call('HEXISTS', KEYS[4], id) == 0)) then
+//	    return id
+//	  end
+//	end
+//	redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+//	redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
+//	redis.call('SET', KEYS[6], ARGV[1] .. '|' .. (now + tonumber(ARGV[3])))
+//	redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[5])
+//	return ARGV[1]
+//	-- END unique enqueue
+//
+// with KEYS {ns}:jobs, {ns}:jobs:data, {ns}:jobs:owner, {ns}:jobs:attempt,
+// {ns}:unique, {ns}:unique:<identity> and ARGV the job's id, its envelope
+// (with "unique":"<identity>" added, so that Cancel frees the identity),
+// the ttl in ms, the delay in ms, and the identity. It returns the id of
+// the job that holds the identity: the new job's, or, for a duplicate, the
+// existing one's (nothing written). The identity is "<task>|" followed by
+// the hex of the first 16 bytes of the SHA-256 of the payload bytes exactly
+// as they stand in the envelope (Go's client encodes a struct with
+// encoding/json: its fields in order, no spaces), or "<task>|key:<key>"
+// for a key the producer chooses (UniqueKey); UniqueIdentity computes it.
+// The key {ns}:unique:<identity> holds "<job id>|<expiry unix ms>"; the
+// master deletes it once the expiry passed and the job no longer holds it
+// (see Unique), and the ZSET {ns}:unique indexes those keys by expiry.
 //
 // # Guarantees
 //

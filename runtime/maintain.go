@@ -208,12 +208,24 @@ func (mt *maintainer) masterDuties(ctx context.Context) {
 		"prune tasks":         mt.prune,
 		"redeliver jobs":      mt.jobs.redeliver,
 		"invariant sweep":     mt.sweep,
+		"free unique ids":     mt.freeUnique,
 	} {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
 			mt.log.Warn(name+" failed", "err", err)
 		}
 	}
 }
+
+// freeUnique deletes, a page per tick, the unique identities (Unique)
+// whose ttl ended and that no job holds any more: their keys have no TTL
+// of their own. A namespace without unique jobs pays one ZRANGE a tick.
+func (mt *maintainer) freeUnique(ctx context.Context) error {
+	_, err := mt.db.SweepUnique(ctx, uniqueSweepPage)
+	return err
+}
+
+// uniqueSweepPage bounds the identities one master tick frees.
+const uniqueSweepPage = 1000
 
 // reap records runs whose process died as abandoned and frees their locks.
 func (mt *maintainer) reap(ctx context.Context) error {

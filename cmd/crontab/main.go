@@ -666,6 +666,9 @@ func cmdJob(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 	}
 	rows = append(rows, [2]string{"attempts", fmt.Sprint(j.Attempts)}, [2]string{"retries", retries},
 		[2]string{"payload", string(j.Payload)})
+	if j.Unique != "" {
+		rows = append(rows, [2]string{"unique", j.Unique})
+	}
 	return c.out(nil, func(w *tabwriter.Writer) {
 		for _, kv := range rows {
 			fmt.Fprintf(w, "%s:\t%s\n", kv[0], kv[1])

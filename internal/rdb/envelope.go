@@ -23,6 +23,9 @@ type Envelope struct {
 	Error    string `json:"error,omitempty"`
 	Failed   int64  `json:"failed,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
+	// Unique is the job's unique identity (Keys.UniqueKey), for a job
+	// enqueued with one: Cancel frees it, Inspector.Job shows it.
+	Unique string `json:"unique,omitempty"`
 }
 
 // DecodeEnvelope decodes a job's envelope as stored in jobs:data. An

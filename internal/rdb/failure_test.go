@@ -52,6 +52,19 @@ func enqueued(t *testing.T, r *RDB, n int) {
 	}
 }
 
+// uniqueEnqueued enqueues jobs u0 (identity "t|a") and u1 ("t|b"), due
+// in an hour, unique for an hour.
+func uniqueEnqueued(t *testing.T, r *RDB) {
+	t.Helper()
+	jobs := []NewJob{
+		{ID: "u0", Envelope: `{"task":"t","unique":"t|a"}`, Delay: time.Hour, Unique: UniqueJob{Identity: "t|a", TTL: time.Hour, Debounce: -1}},
+		{ID: "u1", Envelope: `{"task":"t","unique":"t|b"}`, Delay: time.Hour, Unique: UniqueJob{Identity: "t|b", TTL: time.Hour, Debounce: -1}},
+	}
+	if res, err := r.EnqueueUnique(context.Background(), jobs); err != nil || res[0].Outcome != UniqueNew || res[1].Outcome != UniqueNew {
+		t.Fatalf("enqueue unique: %+v, %v", res, err)
+	}
+}
+
 // claimed enqueues n jobs and claims them all as claim "p#1".
 func claimed(t *testing.T, r *RDB, n int) {
 	t.Helper()
@@ -150,6 +163,28 @@ func scriptCases() []scriptCase {
 			enqueued(t, r, 1)
 			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)
 		}, func(r *RDB) error { _, err := r.Cancel(ctx, "j0"); return err }},
+		{"CancelUnique", func(t *testing.T, r *RDB) {
+			uniqueEnqueued(t, r)
+		}, func(r *RDB) error { _, err := r.Cancel(ctx, "u0"); return err }},
+		{"EnqueueUnique", func(t *testing.T, r *RDB) {
+			uniqueEnqueued(t, r)
+			r.c.HSet(ctx, r.k.Attempts(), "u1", 1)
+			r.c.HSet(ctx, r.k.FirstDue(), "u1", 1)
+		}, func(r *RDB) error {
+			_, err := r.EnqueueUnique(ctx, []NewJob{
+				{ID: "n0", Envelope: `{"task":"t","unique":"t|a"}`, Unique: UniqueJob{Identity: "t|a", TTL: time.Hour, Debounce: -1}},
+				{ID: "n1", Envelope: `{"task":"t","unique":"t|b"}`, Unique: UniqueJob{Identity: "t|b", TTL: time.Hour, Debounce: time.Second}},
+				{ID: "n2", Envelope: `{"task":"t","unique":"t|c"}`, Unique: UniqueJob{Identity: "t|c", TTL: time.Hour, Debounce: -1}},
+				{ID: "n3", Envelope: `{"task":"t"}`, Check: true, Unique: UniqueJob{Debounce: -1}},
+			})
+			return err
+		}},
+		{"SweepUnique", func(t *testing.T, r *RDB) {
+			uniqueEnqueued(t, r)
+			r.c.ZAdd(ctx, r.k.UniqueIndex(), redis.Z{Score: 1, Member: "t|a"}, redis.Z{Score: 1, Member: "t|c"})
+			r.c.Set(ctx, r.k.UniqueKey("t|a"), "u0|1", 0)
+			r.c.Set(ctx, r.k.UniqueKey("t|c"), "gone|1", 0)
+		}, func(r *RDB) error { _, err := r.SweepUnique(ctx, 10); return err }},
 		{"RetryDead", func(t *testing.T, r *RDB) {
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","error":"x"}`)

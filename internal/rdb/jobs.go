@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,12 +13,15 @@ import (
 // NewJob is a job to enqueue: its id, its envelope as stored, when it is
 // due (AtMS, server time; 0 means Delay from the server's now), and whether
 // an existing job with its id makes it a duplicate (ids a caller chose).
+// Unique is its unique identity, for EnqueueUnique only (Enqueue ignores
+// it).
 type NewJob struct {
 	ID       string
 	Envelope string
 	AtMS     int64
 	Delay    time.Duration
 	Check    bool
+	Unique   UniqueJob
 }
 
 // EnqueueBatch is how many jobs one enqueue script call takes: large
@@ -645,10 +649,12 @@ func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Red
 	return out, nil
 }
 
-// cancelScript removes a pending job.
+// cancelScript removes a pending job, and frees the unique identity it
+// holds (when given one: its key still names the job).
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first
-// ARGV: id
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first, and for a
+// job with a unique identity: unique, unique:<identity>
+// ARGV: id, and for a job with a unique identity: the identity
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
 var cancelScript = redis.NewScript(luaLib + `
@@ -656,10 +662,21 @@ want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')
 want_type(KEYS[5], 'hash')
+if KEYS[7] then
+  want_type(KEYS[6], 'zset')
+  want_type(KEYS[7], 'string')
+end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
   redis.call('HDEL', KEYS[5], ARGV[1])
+  if KEYS[7] then
+    local v = redis.call('GET', KEYS[7])
+    if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+      redis.call('DEL', KEYS[7])
+      redis.call('ZREM', KEYS[6], ARGV[2])
+    end
+  end
   return 1
 end
 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 2 end
@@ -676,9 +693,23 @@ const (
 	CancelRunning  CancelResult = 2 // it is running: not cancelled
 )
 
-// Cancel removes the pending job id.
+// Cancel removes the pending job id, and frees the unique identity it
+// holds. It reads the job's envelope first (for its identity), then runs
+// cancelScript.
 func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	n, err := cancelScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue()}, id).Int()
+	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue()}
+	args := []any{id}
+	env, err := r.c.HGet(ctx, r.k.JobData(), id).Result()
+	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
+		return 0, err
+	}
+	if strings.Contains(env, `"unique":"`) {
+		if e, err := DecodeEnvelope(env); err == nil && e.Unique != "" {
+			keys = append(keys, r.k.UniqueIndex(), r.k.UniqueKey(e.Unique))
+			args = append(args, e.Unique)
+		}
+	}
+	n, err := cancelScript.Run(ctx, r.c, keys, args...).Int()
 	return CancelResult(n), err
 }
 

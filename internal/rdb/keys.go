@@ -32,6 +32,8 @@ import (
 //	P jobs:owner       HASH job id -> claim id ("<process>#<n>") of a job in flight
 //	P dead             ZSET job id -> when it failed for the last time (unix ms)
 //	P dead:data        HASH job id -> envelope JSON with the last error
+//	P unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (UniqueKey; no TTL: SweepUnique removes it)
+//	P unique           ZSET identity -> when SweepUnique next looks at it (unix ms): the index of the unique:<identity> keys
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
 //	P sweep            HASH repair kind -> how many the master's invariant sweep repaired (sweep.go)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
@@ -117,6 +119,19 @@ func (k Keys) Attempts() string { return k.prefix + "jobs:attempt" }
 // (done, dead, cancelled) deletes it; the invariant sweep removes a field
 // whose job no longer exists.
 func (k Keys) FirstDue() string { return k.prefix + "jobs:first" }
+
+// UniqueKey is the key P "unique:" + identity: a STRING "<job id>|<expiry
+// unix ms>" naming the job that holds the unique identity (the job's type
+// and a digest of its payload, or its type and a key the producer chose).
+// The identity is held while now < expiry (enqueue time + the ttl), and
+// past it while the job is running or pending without a failed attempt
+// (UniqueHeld). The key has no TTL of its own: it is in the UniqueIndex,
+// whose sweep (SweepUnique) deletes it once nothing holds it.
+func (k Keys) UniqueKey(identity string) string { return k.prefix + "unique:" + identity }
+
+// UniqueIndex is the key P "unique": a ZSET identity -> when SweepUnique
+// next looks at its UniqueKey (its expiry; later while its job holds it).
+func (k Keys) UniqueIndex() string { return k.prefix + "unique" }
 
 // Leases is the key P "jobs:lease".
 func (k Keys) Leases() string { return k.prefix + "jobs:lease" }
