@@ -58,7 +58,18 @@ type enqueueOptions struct {
 	id      string
 	retries int       // -1: the type's default
 	fire    time.Time // the scheduled instant its runs report, when not its first due
+	rateKey string    // RateKey: "" for the type's own window
 }
+
+// MaxRateKey bounds the length of a RateKey in bytes.
+const MaxRateKey = 200
+
+// RateKey puts the job in a rate window of its own for key (for example a
+// tenant): its type's Rate (TaskConfig.Rate) applies per key instead of
+// per type, so each key gets the whole rate, and jobs without a key share
+// the type's window. MaxRunning stays per type. A type without a Rate
+// ignores the key; an empty key is none. At most MaxRateKey bytes.
+func RateKey(key string) EnqueueOption { return func(o *enqueueOptions) { o.rateKey = key } }
 
 // scheduledAt makes the job's runs report fire as their scheduled instant
 // (RunInfo.Fire) instead of the job's first due time: the retry of a
@@ -164,7 +175,10 @@ func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOpt
 	} else if len(id) > 200 {
 		return "", "", o, fmt.Errorf("crontab: enqueue %q: id is %d bytes; the limit is 200", name, len(id))
 	}
-	env := envelope{Task: name, Payload: payload}
+	if len(o.rateKey) > MaxRateKey {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: RateKey is %d bytes; the limit is %d", name, len(o.rateKey), MaxRateKey)
+	}
+	env := envelope{Task: name, Payload: payload, RateKey: o.rateKey}
 	if o.retries >= 0 {
 		env.Retries = &o.retries
 	}

@@ -23,6 +23,12 @@ type Envelope struct {
 	Error    string `json:"error,omitempty"`
 	Failed   int64  `json:"failed,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
+	// RateKey, when set (crontab.RateKey), puts the job's starts in a rate
+	// window of its own per type and key instead of its type's
+	// (TaskConfig.Rate). An envelope that has it takes DecodeEnvelope's
+	// slow path, and the claim decodes it with cjson: jobs without it pay
+	// nothing.
+	RateKey string `json:"rate_key,omitempty"`
 }
 
 // DecodeEnvelope decodes a job's envelope as stored in jobs:data. An
