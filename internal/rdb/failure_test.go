@@ -142,7 +142,7 @@ func scriptCases() []scriptCase {
 			enqueued(t, r, 3)
 			must(t, r.c.HSet(ctx, r.k.JobData(), "k0", `{"task":"t","rate_key":"a"}`).Err())
 			must(t, r.c.ZAdd(ctx, r.k.Jobs(), redis.Z{Score: 1, Member: "k0"}).Err())
-			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1) // put back before
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)                                          // put back before
 			must(t, r.c.ZAdd(ctx, r.k.Slots("t"), redis.Z{Score: 1, Member: "gone"}).Err()) // its owner is gone
 			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())   // out of the window
 		}, func(r *RDB) error {
