@@ -61,7 +61,8 @@ type JobLimit struct {
 // Returns claimJobsScript's reply, whose next due time is never now or
 // earlier: the first of the head after now, now + retry_ms when a capped
 // type was full or scan due jobs were passed over, and when the oldest
-// start leaves a full window.
+// start leaves a full window (or now + retry_ms, if earlier: jobs enqueued
+// behind waiting ones wake no claim).
 var claimJobsLimitedScript = redis.NewScript(luaNow + luaOwner + `
 local limit, lease, scan, retry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local only, prefix, nl = ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
@@ -223,7 +224,12 @@ else
   if head[2] then next = tonumber(head[2]) end
 end
 if capped and (not next or now + retry < next) then next = now + retry end
-if ratenext and (not next or ratenext < next) then next = math.max(ratenext, now + 1) end
+if ratenext then
+  -- Jobs enqueued later behind the waiting ones publish no wake (the head
+  -- did not move earlier): look again within retry_ms at the latest.
+  ratenext = math.min(ratenext, now + retry)
+  if not next or ratenext < next then next = math.max(ratenext, now + 1) end
+end
 if next then out[1] = next end
 return out
 `)
@@ -236,7 +242,8 @@ return out
 // processes of builds that disagree each enforce their own on their own
 // claims. Its nextMS is always after now (or -1): the head after now, now +
 // retry while a capped type is full (an ack that frees a slot also
-// publishes on the wake channel), or when a full window has room again.
+// publishes on the wake channel), or when a full window has room again,
+// or now + retry if that is earlier.
 func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (jobs []ClaimedJob, nextMS int64, err error) {
 	switch {
 	case limit > MaxJobClaim:

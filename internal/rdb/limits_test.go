@@ -101,7 +101,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Second}}
 	now := c.Time(ctx).Val().UnixMilli()
-	got, next, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	got, next, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
