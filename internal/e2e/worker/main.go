@@ -5,7 +5,8 @@
 // Environment: REDIS_URL (required), WORKER_TASKS (comma-separated task
 // names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
 // this process's local clock, to test skew), WORKER_ID (process id),
-// WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's).
+// WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's),
+// WORKER_MAX_RUNNING (the count job's TaskConfig.MaxRunning).
 // The Abandoned hook appends "task|fire_ms|process|by" to the list
 // tasks.AbandonedKey.
 package main
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +60,23 @@ func run() error {
 				return err
 			}
 		}
+	}
+	if s := os.Getenv("WORKER_MAX_RUNNING"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("WORKER_MAX_RUNNING: %w", err)
+		}
+		capped := crontab.NewRegistry()
+		for _, e := range reg.Entries() {
+			cfg := e.Config()
+			if cfg.Name == "count" {
+				cfg.MaxRunning = n
+			}
+			if err := capped.Add(cfg); err != nil {
+				return err
+			}
+		}
+		reg = capped
 	}
 	local := time.Now
 	if s := os.Getenv("WORKER_CLOCK_OFFSET"); s != "" {
