@@ -107,7 +107,9 @@ func (c Count) Handle(ctx context.Context) error {
 		if err := record(ctx, SpanStartsKey, fmt.Sprintf("%s|%d", rec, time.Now().UnixMicro())); err != nil {
 			return err
 		}
-		defer func() { _ = record(context.WithoutCancel(ctx), SpanEndsKey, fmt.Sprintf("%s|%d", rec, time.Now().UnixMicro())) }()
+		defer func() {
+			_ = record(context.WithoutCancel(ctx), SpanEndsKey, fmt.Sprintf("%s|%d", rec, time.Now().UnixMicro()))
+		}()
 	}
 	if err := record(ctx, JobStartsKey, rec); err != nil {
 		return err
