@@ -47,7 +47,9 @@ type JobLimit struct {
 // The type is read from the envelope's head, or decoded with cjson; the
 // rate key is decoded (cjson) only for a rated type's envelope that has
 // "rate_key". It looks at no more than scan due jobs; with only = 1 it
-// stops as soon as every type it runs is capped and full.
+// stops as soon as every type it runs is capped and full, and in any case
+// after a page it could take nothing of while every capped type is full
+// (then the next due is now + retry_ms).
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, jobs:first,
 // then the slots key of each limit
@@ -68,10 +70,11 @@ local limit, lease, scan, retry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber
 local only, prefix, nl = ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
 want_type(KEYS[4], 'zset') -- so that the writes below cannot fail
 want_type(KEYS[5], 'hash')
-local lim = {}
+local lim, ncap = {}, 0
 for j = 0, nl - 1 do
   local o = 8 + 4 * j
   lim[ARGV[o + 1]] = {slot = KEYS[7 + j], cap = tonumber(ARGV[o + 2]), rn = tonumber(ARGV[o + 3]), per = tonumber(ARGV[o + 4])}
+  if lim[ARGV[o + 1]].cap > 0 then ncap = ncap + 1 end
 end
 local run, nrun, nfull = {}, 0, 0
 for i = 9 + 4 * nl, #ARGV do
@@ -201,6 +204,10 @@ while claimed < limit and offset < scan do
   -- Every type this process runs is capped and full: nothing further
   -- can be claimed.
   if only and nfull >= nrun and nrun > 0 then break end
+  -- Every capped type is full and a whole page was theirs (or over a
+  -- rate): what follows is most likely more of the same; look again
+  -- within retry_ms rather than read the rest of scan now.
+  if ncap > 0 and nfull >= ncap and passed == n then break end
 end
 if #drop > 0 then callk('ZREM', KEYS[1], drop) end
 if #owners > 0 then
