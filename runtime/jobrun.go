@@ -45,6 +45,12 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	if limit <= 0 {
 		return 0, 0, nil
 	}
+	if len(jr.jobLimits()) > 0 {
+		// A process with flow control claims no job ahead of a free
+		// worker: a job waiting here would hold a running slot without
+		// running, and start later than its place in the rate window.
+		room = 0
+	}
 	want := limit + room
 	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
 	var jobs []rdb.ClaimedJob
