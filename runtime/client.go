@@ -98,7 +98,19 @@ type enqueueOptions struct {
 	debounce  time.Duration
 	timed     bool   // At or In was given
 	ident     string // the unique identity prepare found
+	rateKey   string // RateKey: "" for the type's own window
 }
+
+// MaxRateKey bounds the length of a RateKey in bytes.
+const MaxRateKey = 200
+
+// RateKey puts the job in a rate window of its own for key (for example a
+// tenant): its type's Rate (TaskConfig.Rate) applies per key instead of
+// per type, so each key gets the whole rate, and jobs without a key share
+// the type's window. MaxRunning stays per type. A key for a type that the
+// client's registry has without a Rate is an error; an empty key is none.
+// At most MaxRateKey bytes.
+func RateKey(key string) EnqueueOption { return func(o *enqueueOptions) { o.rateKey = key } }
 
 // scheduledAt makes the job's runs report fire as their scheduled instant
 // (RunInfo.Fire) instead of the job's first due time: the retry of a
@@ -256,7 +268,13 @@ func (c *Client) prepare(name string, payload json.RawMessage, opts []EnqueueOpt
 	} else if len(id) > 200 {
 		return "", "", o, fmt.Errorf("crontab: enqueue %q: id is %d bytes; the limit is 200", name, len(id))
 	}
-	env := envelope{Task: name, Payload: payload}
+	if len(o.rateKey) > MaxRateKey {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: RateKey is %d bytes; the limit is %d", name, len(o.rateKey), MaxRateKey)
+	}
+	if e := c.reg.Entry(name); o.rateKey != "" && e != nil && e.Config().Rate.IsZero() {
+		return "", "", o, fmt.Errorf("crontab: enqueue %q: RateKey(%q): the type has no rate (TaskConfig.Rate, the directive key rate) for the key to divide", name, o.rateKey)
+	}
+	env := envelope{Task: name, Payload: payload, RateKey: o.rateKey}
 	if o.retries >= 0 {
 		env.Retries = &o.retries
 	}

@@ -45,12 +45,23 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	if limit <= 0 {
 		return 0, 0, nil
 	}
+	if len(jr.jobLimits()) > 0 {
+		// A process with flow control claims no job ahead of a free
+		// worker: a job waiting here would hold a running slot without
+		// running, and start later than its place in the rate window.
+		room = 0
+	}
 	want := limit + room
 	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
 	var err error
-	if types := jr.jobTypes(); types != nil {
+	if limits := jr.jobLimits(); len(limits) > 0 {
+		// Some of this process's types have flow control (MaxRunning,
+		// Rate): the claim leaves their jobs in the queue while full.
+		jobs, nextMS, err = jr.db.ClaimJobsLimited(ctx, claim, want, jr.jobLease(), jr.jobTypes(), limits,
+			min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
+	} else if types := jr.jobTypes(); types != nil {
 		// Only the jobs of this process's types (roles.go): the others
 		// stay in the queue for the processes that run them.
 		jobs, nextMS, err = jr.db.ClaimJobsOf(ctx, claim, want, jr.jobLease(), types, min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
@@ -93,6 +104,57 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		return 0, started, nil
 	}
 	return nextMS, started, nil
+}
+
+// jobLimits returns the flow control of this process's types that have
+// any (TaskConfig.MaxRunning, Rate), read from its registry at the first
+// claim: nil when none has, and the claims take the plain scripts. The
+// limits each process passes are its own: processes of builds that
+// disagree each enforce theirs on the jobs they claim.
+func (jr *jobRunner) jobLimits() []rdb.JobLimit {
+	jr.limitsOnce.Do(func() {
+		for _, e := range jr.reg.Entries() {
+			c := e.Config()
+			if c.MaxRunning == 0 && c.Rate.IsZero() {
+				continue
+			}
+			jr.limits = append(jr.limits, rdb.JobLimit{Type: c.Name, MaxRunning: c.MaxRunning, RateN: c.Rate.N, RatePer: c.Rate.Per})
+			if c.MaxRunning > 0 {
+				if jr.capped == nil {
+					jr.capped = map[string]bool{}
+				}
+				jr.capped[c.Name] = true
+			}
+		}
+	})
+	return jr.limits
+}
+
+// slotsOf returns, per capped type, the ids of the jobs of batch, whose
+// running slots their acks free: nil when no type is capped. A job put
+// back before it was decoded (a release) is decoded here for its type.
+func (jr *jobRunner) slotsOf(batch []*jobAck) map[string][]string {
+	if len(jr.jobLimits()) == 0 || len(jr.capped) == 0 {
+		return nil
+	}
+	var out map[string][]string
+	for _, a := range batch {
+		t := a.j.env.Task
+		if t == "" {
+			env, err := rdb.DecodeEnvelope(a.j.raw)
+			if err != nil {
+				continue
+			}
+			t = env.Task
+		}
+		if jr.capped[t] {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[t] = append(out[t], a.j.id)
+		}
+	}
+	return out
 }
 
 // prefetchRoom is how many jobs the next claim may take beyond the free
@@ -228,6 +290,11 @@ type jobRunner struct {
 	// lease of every claim here.
 	claims       map[string]int
 	unknownTypes onceSet // job types seen that this process lacks
+	// limits are the flow control of this process's types (jobLimits),
+	// capped the names of those with MaxRunning; set once.
+	limitsOnce sync.Once
+	limits     []rdb.JobLimit
+	capped     map[string]bool
 }
 
 func newJobRunner(e *engine) *jobRunner {
@@ -423,7 +490,8 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 		}
 		acks[i] = ack
 	}
-	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: jr.opts.deadLetters, History: jr.history()}
+	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: jr.opts.deadLetters, History: jr.history(),
+		Slots: jr.slotsOf(batch)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond

@@ -2,131 +2,216 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
-// At the largest settings a claim takes 2 * MaxBatch jobs in one script
-// call, past Lua's unpack bound of about 8,000 values. The claim once
-// failed there after it had taken the ids out of the queue, and their
-// records stayed in jobs:data for good. Every job must run, and nothing
-// stay behind.
-func TestLargestBatchLosesNoJobs(t *testing.T) {
-	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
-	ctx := context.Background()
-	var ran atomic.Int32
-	reg := testRegistry(t, TaskConfig{Name: "count", New: func() TaskInterface { return &countJob{&ran} }})
-	c := NewClient(rdb, reg)
-	const n = 10000
-	jobs := make([]Job, n)
-	for i := range jobs {
-		jobs[i] = Job{Value: countJob{}}
-	}
-	if _, err := c.EnqueueMany(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
-	runScheduler(t, rdb, reg, WithWorkers(MaxBatch), WithBatch(MaxBatch))
-	waitFor(t, 30*time.Second, "10,000 runs", func() bool { return ran.Load() == n })
-	k := newKeys("crontab")
-	waitFor(t, 10*time.Second, "the acks", func() bool {
-		return rdb.HLen(ctx, k.JobData()).Val() == 0 && rdb.HLen(ctx, k.Owners()).Val() == 0
-	})
-	if left := rdb.ZCard(ctx, k.Jobs()).Val(); left != 0 {
-		t.Errorf("%d jobs still queued", left)
-	}
-	if got := ran.Load(); got != n {
-		t.Errorf("%d runs, want %d", got, n)
-	}
+// flowJob records its starts and how many of its test's jobs run at once
+// (the schedulers of a test share this process: the count is
+// cluster-wide).
+type flowJob struct {
+	Test    string `json:"test"`
+	Tenant  string `json:"tenant"`
+	SleepMS int    `json:"sleep_ms"`
 }
 
-// Every option refuses a value outside its documented range, naming the
-// option, instead of clamping or ignoring it.
-func TestOptionsRefuseValuesOutsideTheirRange(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	reg := NewRegistry()
-	bad := []struct {
-		name string
-		opt  Option
-	}{
-		{"WithNamespace", WithNamespace("")},
-		{"WithNamespace", WithNamespace("a{b}")},
-		{"WithNamespace", WithNamespace(strings.Repeat("n", MaxNamespace+1))},
-		{"WithWorkers", WithWorkers(0)},
-		{"WithWorkers", WithWorkers(MaxWorkers + 1)},
-		{"WithGracePeriod", WithGracePeriod(-time.Second)},
-		{"WithMaxSleep", WithMaxSleep(0)},
-		{"WithMaxSleep", WithMaxSleep(2 * time.Minute)},
-		{"WithBatch", WithBatch(0)},
-		{"WithBatch", WithBatch(MaxBatch + 1)},
-		{"WithProcessID", WithProcessID("")},
-		{"WithListener", WithListener(nil)},
-		{"WithMiddleware", WithMiddleware(nil)},
-		{"WithHistory", WithHistory(0, time.Hour)},
-		{"WithHistory", WithHistory(10, time.Millisecond)},
-		{"WithProcessTTL", WithProcessTTL(100 * time.Millisecond)},
-		{"WithProcessTTL", WithProcessTTL(time.Hour)},
-		{"WithRunLease", WithRunLease(0)},
-		{"WithRunLease", WithRunLease(MinRunLease - time.Millisecond)},
-		{"WithRunLease", WithRunLease(MaxRunLease + time.Millisecond)},
-		{"WithRetryBackoff", WithRetryBackoff(0)},
-		{"WithDeadLetters", WithDeadLetters(-1)},
-		{"WithLocalClock", WithLocalClock(nil)},
-		{"WithStartTimeout", WithStartTimeout(-time.Second)},
-		{"WithStartTimeout", WithStartTimeout(MinStartTimeout - time.Millisecond)},
-		{"WithStartTimeout", WithStartTimeout(MaxStartTimeout + time.Millisecond)},
+type flowStats struct {
+	running, most int
+	starts        map[string][]time.Time // by tenant
+	runs          map[string]int         // by job id
+}
+
+var (
+	flowMu  sync.Mutex
+	flowAll = map[string]*flowStats{}
+)
+
+func (j flowJob) Handle(ctx context.Context) error {
+	run, _ := Run(ctx)
+	flowMu.Lock()
+	s := flowAll[j.Test]
+	s.running++
+	s.most = max(s.most, s.running)
+	s.starts[j.Tenant] = append(s.starts[j.Tenant], time.Now())
+	s.runs[run.JobID]++
+	flowMu.Unlock()
+	time.Sleep(time.Duration(j.SleepMS) * time.Millisecond)
+	flowMu.Lock()
+	s.running--
+	flowMu.Unlock()
+	return nil
+}
+
+// flowTest registers the stats of test name.
+func flowTest(name string) {
+	flowMu.Lock()
+	flowAll[name] = &flowStats{starts: map[string][]time.Time{}, runs: map[string]int{}}
+	flowMu.Unlock()
+}
+
+// flowRead returns a copy of the stats of test name.
+func flowRead(name string) (most int, starts map[string][]time.Time, runs map[string]int) {
+	flowMu.Lock()
+	defer flowMu.Unlock()
+	s := flowAll[name]
+	starts = map[string][]time.Time{}
+	for k, v := range s.starts {
+		starts[k] = slices.Clone(v)
 	}
-	for _, b := range bad {
-		_, err := NewScheduler(rdb, reg, b.opt)
-		if err == nil || !strings.Contains(err.Error(), b.name) {
-			t.Errorf("NewScheduler with a bad %s: err %v, want one naming the option", b.name, err)
+	runs = map[string]int{}
+	for k, v := range s.runs {
+		runs[k] = v
+	}
+	return s.most, starts, runs
+}
+
+// mostInWindow returns the most of starts in any window of length d: each
+// window that begins at a start (where the most begin).
+func mostInWindow(starts []time.Time, d time.Duration) int {
+	s := slices.Clone(starts)
+	slices.SortFunc(s, func(a, b time.Time) int { return a.Compare(b) })
+	most := 0
+	for i := range s {
+		n := 0
+		for j := i; j < len(s) && s[j].Sub(s[i]) < d; j++ {
+			n++
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+func flowRegistry(t *testing.T, cfg TaskConfig) *Registry {
+	cfg.Name = "flow"
+	cfg.New = func() TaskInterface { return new(flowJob) }
+	return testRegistry(t, cfg)
+}
+
+// enqueueFlow enqueues n flow jobs of test, due now.
+func enqueueFlow(t *testing.T, c *Client, n int, job flowJob, opts ...EnqueueOption) {
+	t.Helper()
+	for range n {
+		if _, err := c.Enqueue(context.Background(), job, opts...); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if _, err := NewScheduler(rdb, reg, WithBatch(MaxBatch), WithWorkers(MaxWorkers)); err != nil {
-		t.Errorf("the maximum values: %v", err)
+}
+
+// allRanOnce waits until n jobs ran, then checks that none ran twice.
+func allRanOnce(t *testing.T, name string, n int, within time.Duration) {
+	t.Helper()
+	waitFor(t, within, fmt.Sprintf("%d jobs to run", n), func() bool {
+		_, _, runs := flowRead(name)
+		return len(runs) >= n
+	})
+	time.Sleep(200 * time.Millisecond)
+	_, _, runs := flowRead(name)
+	for id, k := range runs {
+		if k != 1 {
+			t.Errorf("job %s ran %d times", id, k)
+		}
 	}
-	if _, err := NewScheduler(rdb, reg, nil); err == nil {
-		t.Error("a nil option was accepted")
+	if len(runs) != n {
+		t.Errorf("%d jobs ran, want %d", len(runs), n)
 	}
 }
 
-// An option that only the other of Scheduler and Client uses is an error,
-// not silently dropped.
-func TestOptionsOfTheOtherUserAreErrors(t *testing.T) {
+// MaxRunning caps the runs of a job type across every process: 30 jobs
+// on three schedulers with ten workers each run three at a time, each
+// once, none failed.
+func TestMaxRunningCapsJobsAcrossSchedulers(t *testing.T) {
+	t.Parallel()
 	rdb := redistest.Start(t).Client(t)
-	ctx := context.Background()
-	if _, err := NewScheduler(rdb, NewRegistry(), WithMaxPayload(10)); err == nil ||
-		!strings.Contains(err.Error(), "WithMaxPayload is a Client option") {
-		t.Errorf("NewScheduler(WithMaxPayload): %v", err)
+	name := unique(t)
+	flowTest(name)
+	reg := flowRegistry(t, TaskConfig{MaxRunning: 3})
+	for range 3 {
+		runScheduler(t, rdb, reg, WithWorkers(10))
 	}
-	c := NewClient(rdb, nil, WithWorkers(8))
-	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "WithWorkers is a Scheduler option") {
-		t.Fatalf("NewClient(WithWorkers).Err(): %v", err)
+	c := NewClient(rdb, reg)
+	enqueueFlow(t, c, 30, flowJob{Test: name, SleepMS: 100})
+	allRanOnce(t, name, 30, 15*time.Second)
+	if most, _, _ := flowRead(name); most != 3 {
+		t.Errorf("at most %d jobs ran at once, want 3 (max_running)", most)
 	}
-	if _, err := c.EnqueueRaw(ctx, "x", nil); err != c.Err() {
-		t.Errorf("EnqueueRaw on a misconfigured client: %v, want %v", err, c.Err())
+	if n := rdb.HGet(context.Background(), newKeys("crontab").Stats(), "flow:failures").Val(); n != "" && n != "0" {
+		t.Errorf("%s failures", n)
 	}
-	if _, err := c.inspect().Overview(ctx); err != c.Err() {
-		t.Errorf("Overview on a misconfigured client: %v, want %v", err, c.Err())
+}
+
+// Rate caps the starts of a job type in any window (sliding, not fixed
+// buckets) across every process.
+func TestRateCapsStartsInAnyWindow(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := unique(t)
+	flowTest(name)
+	reg := flowRegistry(t, TaskConfig{Rate: Rate{N: 10, Per: 500 * time.Millisecond}})
+	for range 3 {
+		runScheduler(t, rdb, reg, WithWorkers(20))
 	}
-	if err := NewClient(rdb, nil, WithNamespace("ok"), WithProcessTTL(time.Second), WithLogger(nil)).Err(); err != nil {
-		t.Errorf("options both use: %v", err)
+	c := NewClient(rdb, reg)
+	enqueueFlow(t, c, 35, flowJob{Test: name})
+	allRanOnce(t, name, 35, 15*time.Second)
+	_, starts, _ := flowRead(name)
+	// The window is on Redis time at the claim; a handler starts a little
+	// after its claim, so the check allows that much.
+	if most := mostInWindow(starts[""], 500*time.Millisecond-30*time.Millisecond); most > 10 {
+		t.Errorf("%d starts in one window, want at most 10 (rate 10/500ms)", most)
 	}
-	in := NewInspector(rdb, WithMaxPayload(10))
-	if err := in.Err(); err == nil || !strings.Contains(err.Error(), "WithMaxPayload is a Client option: an Inspector cannot use it") {
-		t.Errorf("NewInspector(WithMaxPayload).Err(): %v", err)
+}
+
+// RateKey gives each key (tenant) the type's rate of its own.
+func TestRateKeyGivesEachTenantItsRate(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := unique(t)
+	flowTest(name)
+	reg := flowRegistry(t, TaskConfig{Rate: Rate{N: 5, Per: time.Second}})
+	for range 2 {
+		runScheduler(t, rdb, reg, WithWorkers(20))
 	}
-	if _, err := in.ListTasks(ctx); err != in.Err() {
-		t.Errorf("ListTasks on a misconfigured inspector: %v, want %v", err, in.Err())
+	c := NewClient(rdb, reg)
+	start := time.Now()
+	for _, tenant := range []string{"a", "b"} {
+		enqueueFlow(t, c, 10, flowJob{Test: name, Tenant: tenant}, RateKey(tenant))
 	}
-	if err := NewInspector(rdb, WithNamespace("ok"), WithProcessTTL(time.Second)).Err(); err != nil {
-		t.Errorf("options an Inspector uses: %v", err)
+	allRanOnce(t, name, 20, 15*time.Second)
+	_, starts, _ := flowRead(name)
+	for _, tenant := range []string{"a", "b"} {
+		if most := mostInWindow(starts[tenant], time.Second-30*time.Millisecond); most > 5 {
+			t.Errorf("tenant %s: %d starts in one window, want at most 5", tenant, most)
+		}
+		first := 0
+		for _, s := range starts[tenant] {
+			if s.Sub(start) < 900*time.Millisecond {
+				first++
+			}
+		}
+		if first != 5 {
+			t.Errorf("tenant %s: %d starts in the first window, want 5 (its own rate, not shared)", tenant, first)
+		}
 	}
-	if err := NewClient(nil, nil).Err(); err == nil {
-		t.Error("NewClient(nil) is usable")
+}
+
+// A RateKey for a type without a rate is an error, not a key silently
+// ignored; a type the client does not know (EnqueueRaw) keeps it.
+func TestRateKeyNeedsARate(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	reg := flowRegistry(t, TaskConfig{})
+	c := NewClient(rdb, reg)
+	_, err := c.Enqueue(context.Background(), flowJob{Test: unique(t)}, RateKey("tenant"))
+	if err == nil || !strings.Contains(err.Error(), `RateKey("tenant"): the type has no rate`) {
+		t.Errorf("Enqueue with a RateKey of a type without a rate: %v", err)
+	}
+	if _, err := c.EnqueueRaw(context.Background(), "another build's type", nil, RateKey("tenant")); err != nil {
+		t.Errorf("EnqueueRaw of an unknown type with a RateKey: %v", err)
 	}
 }

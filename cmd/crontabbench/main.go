@@ -58,6 +58,9 @@
 //	-process-ttl D       S5 workers' WithProcessTTL (default: the runtime's, 5s)
 //	-run-lease D         S5 workers' WithRunLease (default: the runtime's, 1.5s)
 //	-with-tasks          S1 and S2 schedulers run WithTasks(their job type): the roles claim
+//	-max-running N       also run S1 with the job type's max_running N on
+//	                     -limit-procs schedulers (default 3): most runs at once, drain
+//	-rate N/D            also run S1 with the job type's rate: most starts in a window, drain
 //	-workers N           WithWorkers of the scheduler under test (default: the runtime's)
 //	-batch N             WithBatch of the scheduler under test (default: the runtime's)
 //	-cpuprofile PATH     CPU profile of this process during the S1 drain
@@ -88,6 +91,7 @@ import (
 	"syscall"
 
 	"github.com/gocrontab/crontab/internal/bench"
+	crontab "github.com/gocrontab/crontab/runtime"
 )
 
 func main() {
@@ -117,12 +121,23 @@ func main() {
 	flag.DurationVar(&cfg.ProcessTTL, "process-ttl", 0, "S5 workers' process TTL (0: the runtime's default)")
 	flag.DurationVar(&cfg.RunLease, "run-lease", 0, "S5 workers' run lease (0: the runtime's default)")
 	flag.BoolVar(&cfg.WithTasks, "with-tasks", false, "S1 and S2 schedulers run WithTasks(their job type)")
+	flag.IntVar(&cfg.MaxRunning, "max-running", 0, "also run S1 with the job type's max_running (0: no)")
+	rate := flag.String("rate", "", `also run S1 with the job type's rate, e.g. "20000/s" ("": no)`)
+	flag.IntVar(&cfg.LimitProcs, "limit-procs", 3, "schedulers of the limited S1 (-max-running, -rate)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the S1 drain")
 	flag.BoolVar(&cfg.Verbose, "v", false, "log the Redis cost of each scenario")
 	flag.Parse()
+	if *rate != "" {
+		r, err := crontab.ParseRate(*rate)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "crontabbench: -rate: %v\n", err)
+			os.Exit(2)
+		}
+		cfg.Rate = r
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "crontabbench: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)

@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/internal/redistest"
+	crontab "github.com/gocrontab/crontab/runtime"
 )
 
 // Config is what the flags of cmd/crontabbench set. The zero value of a
@@ -53,6 +54,14 @@ type Config struct {
 	FailoverRounds int           // S5, S5b: kills
 	ProcessTTL     time.Duration // S5: WithProcessTTL of the workers (0: the runtime's default)
 	RunLease       time.Duration // S5: WithRunLease of the workers (0: the runtime's default)
+	// MaxRunning and Rate, when set, run S1 again with the job type's
+	// TaskConfig.MaxRunning or Rate, on LimitProcs schedulers (in this
+	// process), after the unlimited S1, and report the most runs at once
+	// against the cap, the most starts in any window against the rate, and
+	// the drain against the unlimited S1's.
+	MaxRunning int
+	Rate       crontab.Rate
+	LimitProcs int
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

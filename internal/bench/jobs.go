@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,11 @@ type benchJob struct {
 
 // Handle records the start of the run.
 func (j *benchJob) Handle(ctx context.Context) error {
+	n := j.rec.running.Add(1)
+	for m := j.rec.most.Load(); n > m && !j.rec.most.CompareAndSwap(m, n); m = j.rec.most.Load() {
+	}
 	j.rec.started(j.N, time.Now(), crontab.FireTime(ctx))
+	j.rec.running.Add(-1)
 	return nil
 }
 
@@ -45,6 +50,27 @@ type recorder struct {
 	doneAt atomic.Int64 // unix ns of the n-th completion
 	all    chan struct{}
 	once   sync.Once
+	// running counts handlers running now, most the most at once.
+	running, most atomic.Int64
+}
+
+// mostInWindow returns the most handler starts in any window of length d.
+func (r *recorder) mostInWindow(d time.Duration) int {
+	s := make([]int64, 0, r.n)
+	for i := range r.n {
+		if v := r.start[i].Load(); v != 0 {
+			s = append(s, v)
+		}
+	}
+	slices.Sort(s)
+	most, lo := 0, 0
+	for hi := range s {
+		for s[hi]-s[lo] >= int64(d) {
+			lo++
+		}
+		most = max(most, hi-lo+1)
+	}
+	return most
 }
 
 func newRecorder(n int) *recorder {
@@ -194,8 +220,13 @@ func (st *started) stop() error {
 }
 
 func jobRegistry(rec *recorder) (*crontab.Registry, error) {
+	return limitedRegistry(rec, 0, crontab.Rate{})
+}
+
+// limitedRegistry is jobRegistry with the job type's MaxRunning and Rate.
+func limitedRegistry(rec *recorder, maxRunning int, rate crontab.Rate) (*crontab.Registry, error) {
 	reg := crontab.NewRegistry()
-	err := reg.Add(crontab.TaskConfig{Name: jobType, Timeout: time.Minute,
+	err := reg.Add(crontab.TaskConfig{Name: jobType, Timeout: time.Minute, MaxRunning: maxRunning, Rate: rate,
 		New: func() crontab.TaskInterface { return &benchJob{rec: rec} }})
 	return reg, err
 }
@@ -222,21 +253,41 @@ func (e *env) enqueueOurs(ctx context.Context, reg *crontab.Registry, due []int6
 
 // runJobsOurs runs the scheduler on jobs due at due[i] and measures them.
 func (e *env) runJobsOurs(ctx context.Context, name string, due []int64, profile string) (jobOutcome, error) {
+	o, _, err := e.runJobsLimited(ctx, name, due, profile, 0, crontab.Rate{}, 1)
+	return o, err
+}
+
+// runJobsLimited is runJobsOurs with the job type's MaxRunning and Rate,
+// on procs schedulers; it also returns the recorder.
+func (e *env) runJobsLimited(ctx context.Context, name string, due []int64, profile string, maxRunning int, rate crontab.Rate, procs int) (jobOutcome, *recorder, error) {
 	rec := newRecorder(len(due))
-	reg, err := jobRegistry(rec)
+	reg, err := limitedRegistry(rec, maxRunning, rate)
 	if err != nil {
-		return jobOutcome{}, err
+		return jobOutcome{}, nil, err
 	}
 	opts := []crontab.Option{crontab.WithListener(rec)}
 	if e.cfg.WithTasks {
 		opts = append(opts, crontab.WithTasks(jobType))
 		e.logf("%s: the scheduler runs WithTasks(%q)", name, jobType)
 	}
-	st, err := e.startScheduler(ctx, reg, opts...)
-	if err != nil {
-		return jobOutcome{}, err
+	var st *started
+	for range procs {
+		s, err := e.startScheduler(ctx, reg, opts...)
+		if err != nil {
+			return jobOutcome{}, nil, err
+		}
+		defer s.stop()
+		if st == nil {
+			st = s
+		}
 	}
-	defer st.stop()
+	o, err := e.drainJobs(ctx, name, due, profile, rec, reg, st)
+	return o, rec, err
+}
+
+// drainJobs enqueues due and waits for rec to see every job run; st's
+// counter is the cost measured.
+func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile string, rec *recorder, reg *crontab.Registry, st *started) (jobOutcome, error) {
 	rate, err := e.enqueueOurs(ctx, reg, due, 5000)
 	if err != nil {
 		return jobOutcome{}, err
@@ -333,8 +384,13 @@ func runBurst(ctx context.Context, e *env) error {
 		details["baseline"] = b
 		base = &b
 	}
-	e.report.Details["s1"] = details
 	sc := fmt.Sprintf("S1 burst %d", n)
+	if e.cfg.MaxRunning > 0 || !e.cfg.Rate.IsZero() {
+		if err := e.runBurstLimited(ctx, n, ours, details); err != nil {
+			return err
+		}
+	}
+	e.report.Details["s1"] = details
 	e.add(sc, "drain rate", "jobs/s", ours.DrainRate, basePick(base, func(o jobOutcome) float64 { return o.DrainRate }), false,
 		&target{100000, ">= 100000"})
 	e.addLags(sc, ours, base, nil)
@@ -401,4 +457,44 @@ func basePick(b *jobOutcome, f func(jobOutcome) float64) *float64 {
 		return nil
 	}
 	return ptr(f(*b))
+}
+
+// runBurstLimited runs S1 again with the job type's MaxRunning or Rate on
+// LimitProcs schedulers, and reports the most runs at once, the most
+// starts in any window and the drain against the unlimited run's.
+func (e *env) runBurstLimited(ctx context.Context, n int, unlimited jobOutcome, details map[string]any) error {
+	if err := e.admin.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
+	procs := max(e.cfg.LimitProcs, 1)
+	at := time.Now().Add(leadFor(n)).UnixMilli()
+	due := make([]int64, n)
+	for i := range due {
+		due[i] = at
+	}
+	o, rec, err := e.runJobsLimited(ctx, "S1 limited", due, "", e.cfg.MaxRunning, e.cfg.Rate, procs)
+	if err != nil {
+		return err
+	}
+	sc := fmt.Sprintf("S1 burst %d, %d schedulers", n, procs)
+	if e.cfg.MaxRunning > 0 {
+		sc += fmt.Sprintf(", max_running %d", e.cfg.MaxRunning)
+	}
+	if !e.cfg.Rate.IsZero() {
+		sc += ", rate " + e.cfg.Rate.String()
+	}
+	details["limited"] = o
+	e.logf("%s: drain %.0f jobs/s (unlimited %.0f), most at once %d, most starts in a window %d",
+		sc, o.DrainRate, unlimited.DrainRate, rec.most.Load(), rec.mostInWindow(max(e.cfg.Rate.Per, time.Second)))
+	e.add(sc, "drain rate", "jobs/s", o.DrainRate, &unlimited.DrainRate, false, nil)
+	if e.cfg.MaxRunning > 0 {
+		e.add(sc, "most runs at once", "", float64(rec.most.Load()), nil, true,
+			&target{float64(e.cfg.MaxRunning), fmt.Sprintf("<= %d", e.cfg.MaxRunning)})
+	}
+	if !e.cfg.Rate.IsZero() {
+		e.add(sc, "most starts in a window", "", float64(rec.mostInWindow(e.cfg.Rate.Per)), nil, true,
+			&target{float64(e.cfg.Rate.N), fmt.Sprintf("<= %d per %v", e.cfg.Rate.N, e.cfg.Rate.Per)})
+	}
+	e.addCorrectness(sc, o)
+	return nil
 }

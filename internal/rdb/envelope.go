@@ -26,6 +26,12 @@ type Envelope struct {
 	// Unique is the job's unique identity (Keys.UniqueKey), for a job
 	// enqueued with one: Cancel frees it, Inspector.Job shows it.
 	Unique string `json:"unique,omitempty"`
+	// RateKey, when set (crontab.RateKey), puts the job's starts in a rate
+	// window of its own per type and key instead of its type's
+	// (TaskConfig.Rate). An envelope that has it takes DecodeEnvelope's
+	// slow path, and the claim decodes it with cjson: jobs without it pay
+	// nothing.
+	RateKey string `json:"rate_key,omitempty"`
 }
 
 // DecodeEnvelope decodes a job's envelope as stored in jobs:data. An

@@ -37,6 +37,9 @@ import (
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
 //	P sweep            HASH repair kind -> how many the master's invariant sweep repaired (sweep.go)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
+//	P slots:<type>     ZSET job id -> lease deadline (unix ms) of a job in flight of a type with max_running
+//	P rate:<type>      ZSET start id -> server time (unix ms) of a start in the rate window of a type; expires after the window
+//	P ratekey:<n>:<type>:<key>  ZSET the same, per rate key (crontab.RateKey); n = len(type)
 //	P wake             channel published when the queue head moves earlier
 //	P quarantine:<name>:<ms>  a foreign value found where key <name> of this
 //	                   layout should be, moved aside (kept for the operator)
@@ -154,6 +157,23 @@ func (k Keys) Sweep() string { return k.prefix + "sweep" }
 
 // Meta is the key P "meta".
 func (k Keys) Meta() string { return k.prefix + "meta" }
+
+// Slots is the key P "slots:<type>": the jobs of a capped type
+// (TaskConfig.MaxRunning) in flight, scored with their claim's lease
+// deadline as last seen (see claimJobsLimitedScript).
+func (k Keys) Slots(typ string) string { return k.prefix + "slots:" + typ }
+
+// Rate is the key P "rate:<type>": the starts of a rated type
+// (TaskConfig.Rate) in its window, scored with their server time (unix
+// ms); it expires after the window. A job with a rate key counts in P
+// "ratekey:<len(type)>:<type>:<key>" instead (built by the claim script).
+func (k Keys) Rate(typ string) string { return k.prefix + "rate:" + typ }
+
+// RateKey is the key P "ratekey:<len(type)>:<type>:<key>": the window of
+// the jobs of type typ enqueued with rate key key.
+func (k Keys) RateKey(typ, key string) string {
+	return k.prefix + "ratekey:" + strconv.Itoa(len(typ)) + ":" + typ + ":" + key
+}
 
 // Wake is the key P "wake".
 func (k Keys) Wake() string { return k.prefix + "wake" }

@@ -5,7 +5,8 @@
 // Environment: REDIS_URL (required), WORKER_TASKS (comma-separated task
 // names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
 // this process's local clock, to test skew), WORKER_ID (process id),
-// WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's).
+// WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's),
+// WORKER_MAX_RUNNING (the count job's TaskConfig.MaxRunning).
 // The task "capped" (only when WORKER_TASKS names it) is concurrent with
 // max_running=1, every second, and holds its slot until the worker stops;
 // each run appends "process|fire_ms|start_ms" to cappedKey as it starts.
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +66,23 @@ func run() error {
 				return err
 			}
 		}
+	}
+	if s := os.Getenv("WORKER_MAX_RUNNING"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("WORKER_MAX_RUNNING: %w", err)
+		}
+		capped := crontab.NewRegistry()
+		for _, e := range reg.Entries() {
+			cfg := e.Config()
+			if cfg.Name == "count" {
+				cfg.MaxRunning = n
+			}
+			if err := capped.Add(cfg); err != nil {
+				return err
+			}
+		}
+		reg = capped
 	}
 	local := time.Now
 	if s := os.Getenv("WORKER_CLOCK_OFFSET"); s != "" {

@@ -87,12 +87,30 @@ const (
 type Count struct {
 	N     int           `json:"n"`
 	Sleep time.Duration `json:"sleep,omitempty"`
+	// Spans, when set, records "n|process|attempt|unix_us" in SpanStartsKey
+	// as the run starts and in SpanEndsKey as it ends, for tests of how
+	// many run at once.
+	Spans bool `json:"spans,omitempty"`
 }
+
+// SpanStartsKey and SpanEndsKey get the spans of Count runs (Count.Spans).
+const (
+	SpanStartsKey = "e2e:spans:starts"
+	SpanEndsKey   = "e2e:spans:ends"
+)
 
 // Handle records the job.
 func (c Count) Handle(ctx context.Context) error {
 	run, _ := crontab.Run(ctx)
 	rec := fmt.Sprintf("%d|%s|%d", c.N, run.Process, run.Attempt)
+	if c.Spans {
+		if err := record(ctx, SpanStartsKey, fmt.Sprintf("%s|%d", rec, time.Now().UnixMicro())); err != nil {
+			return err
+		}
+		defer func() {
+			_ = record(context.WithoutCancel(ctx), SpanEndsKey, fmt.Sprintf("%s|%d", rec, time.Now().UnixMicro()))
+		}()
+	}
 	if err := record(ctx, JobStartsKey, rec); err != nil {
 		return err
 	}

@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/e2e/worker/tasks"
+	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/gocrontab/crontab/internal/testio"
+)
+
+// span is one run of Count with Spans read back: its end is the zero time
+// for a run whose process was killed.
+type span struct {
+	run        string // n|process|attempt
+	process    string
+	start, end time.Time
+}
+
+func readSpans(t *testing.T, srv *redistest.Server) []span {
+	t.Helper()
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	ends := map[string]time.Time{}
+	for _, r := range rdb.LRange(ctx, tasks.SpanEndsKey, 0, -1).Val() {
+		i := strings.LastIndexByte(r, '|')
+		us, _ := strconv.ParseInt(r[i+1:], 10, 64)
+		ends[r[:i]] = time.UnixMicro(us)
+	}
+	var out []span
+	for _, r := range rdb.LRange(ctx, tasks.SpanStartsKey, 0, -1).Val() {
+		i := strings.LastIndexByte(r, '|')
+		us, _ := strconv.ParseInt(r[i+1:], 10, 64)
+		out = append(out, span{run: r[:i], process: strings.Split(r, "|")[1], start: time.UnixMicro(us), end: ends[r[:i]]})
+	}
+	return out
+}
+
+// mostAtOnce returns the most spans that overlap; a span without an end
+// ends at killed.
+func mostAtOnce(spans []span, killed time.Time) int {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, s := range spans {
+		end := s.end
+		if end.IsZero() {
+			end = killed
+		}
+		edges = append(edges, edge{s.start, 1}, edge{end, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.d - b.d // an end before a start at the same instant
+	})
+	most, n := 0, 0
+	for _, e := range edges {
+		n += e.d
+		most = max(most, n)
+	}
+	return most
+}
+
+// max_running across real processes: SIGKILLed while it runs capped jobs,
+// a worker's slots free when its job lease expires, its jobs are delivered
+// again and run, and the cap holds throughout.
+func TestSIGKILLHoldingSlotsFreesThemAtLeaseExpiry(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	const jobs, capN = 24, 3
+	ws := map[string]*worker{}
+	for i := range 3 {
+		id := fmt.Sprintf("mr%d", i)
+		ws[id] = startWorker(t, srv, id, "WORKER_TASKS=count", "WORKER_MAX_RUNNING="+strconv.Itoa(capN))
+	}
+	c := tasks.NewClient(rdb)
+	for n := range jobs {
+		if _, err := c.Enqueue(ctx, tasks.Count{N: n, Sleep: 400 * time.Millisecond, Spans: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Kill a process while it runs jobs (so it holds slots).
+	var victim string
+	testio.WaitFor(t, 20*time.Second, "a worker to run jobs", func() bool {
+		running := map[string]int{}
+		for _, s := range readSpans(t, srv) {
+			if s.end.IsZero() {
+				running[s.process]++
+			}
+		}
+		for p, k := range running {
+			if k > 0 && len(readSpans(t, srv)) >= capN {
+				victim = p
+				return true
+			}
+		}
+		return false
+	})
+	ws[victim].kill()
+	killed := time.Now()
+	var held int
+	for _, s := range readSpans(t, srv) {
+		if s.process == victim && s.end.IsZero() {
+			held++
+		}
+	}
+	testio.WaitFor(t, 40*time.Second, "every job to end", func() bool {
+		done := map[string]bool{}
+		for _, r := range readJobs(t, srv, tasks.JobsKey) {
+			done[strconv.Itoa(r.n)] = true
+		}
+		return len(done) == jobs
+	})
+	spans := readSpans(t, srv)
+	if most := mostAtOnce(spans, killed); most > capN {
+		t.Errorf("%d runs at once, want at most %d (max_running)", most, capN)
+	}
+	// The killed worker's slots stayed held until its lease expired: no
+	// more than capN - held started meanwhile on the others; after it they
+	// ran capN at once again.
+	var after []span
+	for _, s := range spans {
+		if s.start.After(killed) {
+			after = append(after, s)
+		}
+	}
+	if most := mostAtOnce(after, killed); most != capN {
+		t.Errorf("after the kill at most %d ran at once, want %d: the killed worker's slots were not freed", most, capN)
+	}
+	redelivered := 0
+	for _, r := range readJobs(t, srv, tasks.JobsKey) {
+		if r.attempt > 1 {
+			redelivered++
+		}
+	}
+	if redelivered != held {
+		t.Errorf("%d runs ended on a redelivery, want the %d the killed worker held", redelivered, held)
+	}
+	if n := len(readJobs(t, srv, tasks.JobsKey)); n != jobs {
+		t.Errorf("%d runs ended, want %d (each job once)", n, jobs)
+	}
+	t.Logf("killed %s holding %d slots; %d jobs done %v after the kill", victim, held, jobs, time.Since(killed).Round(time.Millisecond))
+}
