@@ -128,17 +128,20 @@
 // starts of the type in any window of length D, a sliding window (not
 // fixed buckets, which allow 2N across a boundary), cluster-wide and
 // computed on the Redis server's clock. Jobs over it wait in the queue and
-// are never dropped. N is an integer from 1 to 1048576; D is a Go duration
+// are never dropped. It applies to job types only: on a scheduled task
+// (with an expression) it is an error, as the fires of a scheduled task
+// are not rate-limited yet. N is an integer from 1 to 1048576; D is a Go duration
 // (500ms, 1m, 1h30m) or one of the units ms, s, m, h alone meaning one of
 // it, from 1ms to 24h in whole milliseconds (see registry.ParseRate, which
 // reads it for the runtime too).
 //
 // priority (default 0)
 //
-// An integer from -1000 to 1000 ([MinPriority], [MaxPriority]), negative
-// allowed: when due jobs back up, those of higher priority are claimed
-// first. The order is weighted, not strict, so the starvation of lower
-// priorities is bounded (see the runtime package for the bound).
+// Reserved: an integer from -1000 to 1000 ([MinPriority], [MaxPriority])
+// is read, but any value other than 0 is an error for now ("not supported
+// yet"), because due jobs are still claimed in due order whatever their
+// priority. It is to order due jobs that back up, higher first, with the
+// starvation of lower priorities bounded.
 //
 // # Errors
 //

@@ -588,6 +588,12 @@ func (p *parser) check() {
 	if i := keyIndex(keyMaxRunning); p.valid[i] && p.d.MaxRunning > 1 && p.seen[expr] && !p.d.Concurrent {
 		p.errorf(p.d.Offsets[keyMaxRunning], "max_running=%d needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running", p.d.MaxRunning)
 	}
+	if i := keyIndex(keyRate); p.valid[i] && !p.d.Rate.IsZero() && p.seen[expr] {
+		p.errorf(p.d.Offsets[keyRate], "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running")
+	}
+	if i := keyIndex(keyPriority); p.valid[i] && p.d.Priority != 0 {
+		p.errorf(p.d.Offsets[keyPriority], "priority=%d is not supported yet: due jobs are claimed in due order whatever their priority; drop priority", p.d.Priority)
+	}
 }
 
 // quote quotes s for an error message, shortened if it is long.

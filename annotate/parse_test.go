@@ -98,27 +98,27 @@ func TestParse(t *testing.T) {
 			offsets: map[string]int{"name": 10, "timeout": 17, "retries": 29, "concurrent": 39},
 		},
 		{
-			line: `//crontab:name=x max_running=50 rate=100/s priority=-5`,
+			line: `//crontab:name=x max_running=50 rate=100/s priority=0`,
 			want: with(job("x"), func(d *Directive) {
-				d.MaxRunning, d.Rate, d.Priority = 50, registry.Rate{N: 100, Per: time.Second}, -5
+				d.MaxRunning, d.Rate = 50, registry.Rate{N: 100, Per: time.Second}
 			}),
 			offsets: map[string]int{"name": 10, "max_running": 17, "rate": 32, "priority": 43},
 		},
 		{
-			line: `//crontab:name=x expression=every:5s concurrent=true max_running=1048576 rate="5/1m" priority=1000`,
+			line: `//crontab:name=x expression=every:5s concurrent=true max_running=1048576`,
 			want: with(job("x"), func(d *Directive) {
-				d.Expression, d.Concurrent, d.MaxRunning, d.Rate, d.Priority = "every:5s", true, 1<<20, registry.Rate{N: 5, Per: time.Minute}, 1000
+				d.Expression, d.Concurrent, d.MaxRunning = "every:5s", true, 1<<20
 			}),
-			offsets: map[string]int{"name": 10, "expression": 17, "concurrent": 37, "max_running": 53, "rate": 73, "priority": 85},
+			offsets: map[string]int{"name": 10, "expression": 17, "concurrent": 37, "max_running": 53},
 		},
 		{
 			// max_running=1 on a scheduled task that is not concurrent
 			// says what the lock does; 0 is no cap.
-			line: "//crontab:name=x expression=every:5s max_running=1 rate=`1048576/24h` priority=-1000",
+			line: "//crontab:name=x max_running=1 rate=`1048576/24h`",
 			want: with(job("x"), func(d *Directive) {
-				d.Expression, d.MaxRunning, d.Rate, d.Priority = "every:5s", 1, registry.Rate{N: 1 << 20, Per: 24 * time.Hour}, -1000
+				d.MaxRunning, d.Rate = 1, registry.Rate{N: 1 << 20, Per: 24 * time.Hour}
 			}),
-			offsets: map[string]int{"name": 10, "expression": 17, "max_running": 37, "rate": 51, "priority": 70},
+			offsets: map[string]int{"name": 10, "max_running": 17, "rate": 31},
 		},
 		{
 			line:    `//crontab:name=x max_running=0 rate=1/1ms priority=0`,
@@ -269,6 +269,9 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x misfire=skip`, []e{{17, "misfire applies only to scheduled tasks, which have an expression"}}},
 		{`//crontab:name=x expression=every:5s max_running=2`, []e{{37, "max_running=2 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 		{`//crontab:name=x max_running=3 concurrent=false expression=every:5s`, []e{{17, "max_running=3 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
+		{`//crontab:name=x expression=every:5s rate=5/s`, []e{{37, "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running"}}},
+		{`//crontab:name=x priority=-5`, []e{{17, "priority=-5 is not supported yet: due jobs are claimed in due order whatever their priority; drop priority"}}},
+		{`//crontab:name=x priority=1000`, []e{{17, "priority=1000 is not supported yet: due jobs are claimed in due order whatever their priority; drop priority"}}},
 
 		// Every error of the line, sorted by offset.
 		{

@@ -46,13 +46,13 @@ type TaskSpec struct {
 	// Above 1 it needs Concurrent, as a task that is not concurrent runs
 	// at most once at a time.
 	MaxRunning int
-	// Rate caps the task's starts across every process: at most Rate.N in
-	// any window of length Rate.Per, sliding, on Redis server time (the
-	// directive key rate; see ParseRate). The zero Rate means no limit.
+	// Rate is reserved for capping the task's starts (the directive key
+	// rate, which limits job types). The fires of a scheduled task are not
+	// rate-limited yet: a non-zero Rate is an error from SetTask.
 	Rate Rate
-	// Priority orders the task's due runs against others' when they back
-	// up, higher first (the directive key priority). From MinPriority to
-	// MaxPriority; zero is the default.
+	// Priority is reserved for ordering due runs (the directive key
+	// priority). It is not supported yet: a non-zero value is an error
+	// from SetTask.
 	Priority int
 }
 
@@ -81,6 +81,12 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 		return fmt.Errorf("crontab: set task %q: max_running %d needs Concurrent: a task that is not concurrent runs at most once at a time", spec.Key, spec.MaxRunning)
 	case spec.Priority < MinPriority || spec.Priority > MaxPriority:
 		return fmt.Errorf("crontab: set task %q: priority %d: want %d to %d", spec.Key, spec.Priority, MinPriority, MaxPriority)
+	}
+	switch {
+	case !spec.Rate.IsZero():
+		return fmt.Errorf("crontab: set task %q: rate %v: the fires of a scheduled task are not rate-limited yet; cap the task with MaxRunning", spec.Key, spec.Rate)
+	case spec.Priority != 0:
+		return fmt.Errorf("crontab: set task %q: priority %d: not supported yet; leave it 0", spec.Key, spec.Priority)
 	}
 	if err := spec.Rate.Validate(); err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)

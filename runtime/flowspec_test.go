@@ -31,9 +31,10 @@ func flowHash(t *testing.T, c redis.UniversalClient, task string) map[string]str
 	return out
 }
 
-// TaskSpec's MaxRunning, Rate and Priority reach the task hash only when
-// set, and come back in Inspector.Task; out-of-range values are errors
-// naming the field, and nothing is written.
+// TaskSpec's MaxRunning reaches the task hash only when set, and comes back
+// in Inspector.Task; out-of-range values, and a Rate or Priority (not
+// supported for scheduled tasks yet), are errors naming the field, and
+// nothing is written.
 func TestTaskSpecFlowControl(t *testing.T) {
 	t.Parallel()
 	c := redistest.Start(t).Client(t)
@@ -48,11 +49,11 @@ func TestTaskSpecFlowControl(t *testing.T) {
 		t.Errorf("a TaskSpec without flow control wrote %v", got)
 	}
 	spec := TaskSpec{Key: "capped", Type: "sms", Expression: "every:1h", Concurrent: true,
-		MaxRunning: 7, Rate: Rate{N: 5, Per: time.Minute}, Priority: -3}
+		MaxRunning: 7}
 	if err := client.SetTask(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{rdb.FieldMaxRunning: "7", rdb.FieldRateN: "5", rdb.FieldRatePerMS: "60000", rdb.FieldPriority: "-3"}
+	want := map[string]string{rdb.FieldMaxRunning: "7"}
 	if got := flowHash(t, c, "capped"); !maps.Equal(got, want) {
 		t.Errorf("hash fields %v, want %v", got, want)
 	}
@@ -60,11 +61,11 @@ func TestTaskSpecFlowControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ti.MaxRunning != 7 || ti.Rate != spec.Rate || ti.Priority != -3 {
+	if ti.MaxRunning != 7 || !ti.Rate.IsZero() || ti.Priority != 0 {
 		t.Errorf("Inspector.Task: max running %d, rate %v, priority %d", ti.MaxRunning, ti.Rate, ti.Priority)
 	}
 	// An update without them removes them.
-	spec.MaxRunning, spec.Rate, spec.Priority = 0, Rate{}, 0
+	spec.MaxRunning = 0
 	if err := client.SetTask(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,9 @@ func TestTaskSpecFlowControl(t *testing.T) {
 		{TaskSpec{MaxRunning: 2}, `max_running 2 needs Concurrent`},
 		{TaskSpec{Priority: MinPriority - 1}, `priority -1001: want -1000 to 1000`},
 		{TaskSpec{Priority: MaxPriority + 1}, `priority 1001: want -1000 to 1000`},
-		{TaskSpec{Rate: Rate{N: 0, Per: time.Second}}, `rate 0/1s: count 0`},
-		{TaskSpec{Rate: Rate{N: 5}}, `rate 5/0s: window 0s`},
-		{TaskSpec{Rate: Rate{N: 5, Per: 1500 * time.Microsecond}}, `rate 5/1.5ms: window 1.5ms: want whole milliseconds`},
-		{TaskSpec{Rate: Rate{N: MaxRateCount + 1, Per: time.Second}}, `rate 1048577/1s: count 1048577: want 1 to 1048576`},
+		{TaskSpec{Rate: Rate{N: 5, Per: time.Second}}, `rate 5/1s: the fires of a scheduled task are not rate-limited yet`},
+		{TaskSpec{Rate: Rate{N: 0, Per: time.Second}}, `rate 0/1s: the fires of a scheduled task are not rate-limited yet`},
+		{TaskSpec{Priority: 3}, `priority 3: not supported yet`},
 	} {
 		s := bad.spec
 		s.Key, s.Type, s.Expression = "bad", "sms", "every:1h"
@@ -109,8 +109,7 @@ func TestRegisterWritesFlowControl(t *testing.T) {
 	c := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	reg := testRegistry(t,
-		TaskConfig{Name: "capped", Expression: "daily:03:00", Concurrent: true, MaxRunning: 4,
-			Rate: Rate{N: 100, Per: time.Second}, Priority: 9, New: probeNew(0)},
+		TaskConfig{Name: "capped", Expression: "daily:03:00", Concurrent: true, MaxRunning: 4, New: probeNew(0)},
 		TaskConfig{Name: "plain", Expression: "daily:03:00", New: probeNew(1)},
 	)
 	runScheduler(t, c, reg)
@@ -119,7 +118,7 @@ func TestRegisterWritesFlowControl(t *testing.T) {
 		tasks, err := in.ListTasks(ctx)
 		return err == nil && len(tasks) == 2
 	})
-	want := map[string]string{rdb.FieldMaxRunning: "4", rdb.FieldRateN: "100", rdb.FieldRatePerMS: "1000", rdb.FieldPriority: "9"}
+	want := map[string]string{rdb.FieldMaxRunning: "4"}
 	if got := flowHash(t, c, "capped"); !maps.Equal(got, want) {
 		t.Errorf("capped: fields %v, want %v", got, want)
 	}
@@ -130,7 +129,7 @@ func TestRegisterWritesFlowControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ti.MaxRunning != 4 || ti.Rate != (Rate{N: 100, Per: time.Second}) || ti.Priority != 9 {
+	if ti.MaxRunning != 4 || !ti.Rate.IsZero() || ti.Priority != 0 {
 		t.Errorf("Inspector.Task: max running %d, rate %v, priority %d", ti.MaxRunning, ti.Rate, ti.Priority)
 	}
 }

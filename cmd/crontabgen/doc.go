@@ -121,10 +121,11 @@
 //	rate        "N/D", quoted or bare, default none: at most N starts in
 //	            any window of length D (sliding, on Redis server time),
 //	            such as 100/s, "5/1m" or 20/500ms; N 1 to 1048576, D 1ms
-//	            to 24h. Jobs over it wait and are never dropped.
-//	priority    an integer, -1000 to 1000, default 0: when due jobs back
-//	            up, higher priorities are claimed first; weighted, so the
-//	            starvation of lower ones is bounded.
+//	            to 24h. Jobs over it wait and are never dropped. Job
+//	            types only: an error on a scheduled task.
+//	priority    reserved: 0 (the default) only for now; any other value
+//	            is an error ("not supported yet"), as due jobs are still
+//	            claimed in due order.
 //
 // The package github.com/gocrontab/crontab/annotate documents the grammar
 // in full.

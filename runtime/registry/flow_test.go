@@ -61,12 +61,24 @@ func TestAddChecksFlowControl(t *testing.T) {
 			t.Errorf("Add(%+v) = %v; want an error containing %q", tc.cfg, err, tc.want)
 		}
 	}
-	ok := TaskConfig{Name: "x", New: newSendSMS, MaxRunning: 50, Rate: Rate{20000, time.Second}, Priority: -3}
+	for _, tc := range []struct {
+		cfg  TaskConfig
+		want string
+	}{
+		{TaskConfig{Expression: "every:1s", Rate: Rate{5, time.Second}}, `task "x": rate 5/1s: only job types (no Expression) are rate-limited`},
+		{TaskConfig{Priority: -3}, `task "x": priority -3: not supported yet`},
+	} {
+		tc.cfg.Name, tc.cfg.New = "x", newSendSMS
+		if err := NewRegistry().Add(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%+v) = %v; want an error containing %q", tc.cfg, err, tc.want)
+		}
+	}
+	ok := TaskConfig{Name: "x", New: newSendSMS, MaxRunning: 50, Rate: Rate{20000, time.Second}}
 	r := NewRegistry()
 	if err := r.Add(ok); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := r.Lookup("x"); got.MaxRunning != 50 || got.Rate != ok.Rate || got.Priority != -3 {
+	if got, _ := r.Lookup("x"); got.MaxRunning != 50 || got.Rate != ok.Rate {
 		t.Errorf("Lookup: %+v", got)
 	}
 }

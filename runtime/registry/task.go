@@ -97,14 +97,15 @@ type TaskConfig struct {
 	// fires over it are skipped and recorded, as for a held lock. Zero
 	// means no cap; at most MaxMaxRunning.
 	MaxRunning int
-	// Rate caps the starts of the type across every process: at most
+	// Rate caps the starts of a job type across every process: at most
 	// Rate.N in any window of length Rate.Per (a sliding window, on Redis
 	// server time); jobs over it wait in the queue. The zero Rate means no
-	// limit. See ParseRate.
+	// limit. See ParseRate. A scheduled task (an Expression) with a Rate is
+	// an error: its fires are not rate-limited yet.
 	Rate Rate
-	// Priority orders the type's due jobs against other types' when they
-	// back up: higher first, starvation of the lower bounded (see package
-	// runtime). From MinPriority to MaxPriority; zero is the default.
+	// Priority is reserved for ordering the type's due jobs against other
+	// types' when they back up. It is not supported yet: any value but 0
+	// is an error from Registry.Add.
 	Priority int
 	// New returns a new zero value of the task's type, as a pointer (so a
 	// job's JSON payload can be decoded into it). Required.
@@ -150,6 +151,12 @@ func (c TaskConfig) validate() error {
 	}
 	if err := c.Rate.Validate(); err != nil {
 		return fmt.Errorf("task %q: %w", c.Name, err)
+	}
+	switch {
+	case !c.Rate.IsZero() && c.Expression != "":
+		return fmt.Errorf("task %q: rate %v: only job types (no Expression) are rate-limited; the fires of a scheduled task are not yet", c.Name, c.Rate)
+	case c.Priority != 0:
+		return fmt.Errorf("task %q: priority %d: not supported yet (due jobs are claimed in due order); leave it 0", c.Name, c.Priority)
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
-// Package flow has tasks with the flow-control keys max_running, rate and
-// priority; the generated file sets those fields only where they are set.
+// Package flow has tasks with the flow-control keys max_running and rate
+// (priority=0, the default, only); the generated file sets those fields
+// only where they are set.
 package flow
 
 import (
@@ -12,7 +13,7 @@ import (
 
 // Resize is a job type with every flow-control key.
 //
-//crontab:name=resize max_running=50 rate=100/s priority=-5
+//crontab:name=resize max_running=50 rate=100/s
 type Resize struct {
 	Image string
 }
@@ -20,17 +21,17 @@ type Resize struct {
 // Handle has a pointer receiver.
 func (r *Resize) Handle(context.Context) error { return nil }
 
-// Report is a concurrent scheduled task with a quoted rate in minutes.
+// Report is a concurrent scheduled task with a cap.
 //
-//crontab:name=report expression=every:1m concurrent=true max_running=3 rate="5/1m" priority=10
+//crontab:name=report expression=every:1m concurrent=true max_running=3
 type Report struct{}
 
 // Handle has a value receiver.
 func (Report) Handle(context.Context) error { return nil }
 
-// Ping has a sub-second rate window and no cap: only Rate is set.
+// Ping has a quoted sub-second rate window and no cap: only Rate is set.
 //
-//crontab:name=ping rate=20/1500ms
+//crontab:name=ping rate="20/1500ms"
 type Ping struct{}
 
 // Handle has a value receiver.

@@ -58,8 +58,6 @@ func Register(r *crontab.Registry) error {
 			Misfire:    crontab.MisfireOnce,
 			Retries:    0,
 			MaxRunning: 3,
-			Rate:       crontab.Rate{N: 5, Per: 60 * time.Second},
-			Priority:   10,
 			New:        func() crontab.TaskInterface { return new(Report) },
 		},
 		{
@@ -74,7 +72,6 @@ func Register(r *crontab.Registry) error {
 			Retries:    0,
 			MaxRunning: 50,
 			Rate:       crontab.Rate{N: 100, Per: 1 * time.Second},
-			Priority:   -5,
 			New:        func() crontab.TaskInterface { return new(Resize) },
 		},
 	} {
