@@ -407,3 +407,33 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		})
 	}
 }
+
+// A foreign value in a flow-control key of a type this process runs (the
+// running slots and rate window of a limited job type, the fire slots of
+// a capped type) is moved aside like a singleton's, and the type's jobs
+// run again under their limits.
+func TestForeignLimitKeyIsQuarantined(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	for i, key := range []func(keys, string) string{keys.Slots, keys.Rate, keys.FireSlots} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb := srv.Client(t)
+			ns := fmt.Sprintf("lim%d", i)
+			k := newKeys(ns)
+			reg := testRegistry(t, TaskConfig{Name: "sms", MaxRunning: 2, Rate: Rate{N: 100, Per: time.Second},
+				New: func() TaskInterface { return new(smsJob) }})
+			foreign := key(k, "sms")
+			must(t, rdb.Set(ctx, foreign, "foreign value", 0).Err())
+			logs, logger := newLogCapture()
+			runScheduler(t, rdb, reg, WithNamespace(ns), WithLogger(logger))
+			logs.expectLog(t, "foreign value moved aside (quarantine)", foreign, "type=string", "want=zset")
+			to := unique(t)
+			if _, err := NewClient(rdb, reg, WithNamespace(ns)).Enqueue(ctx, smsJob{To: to, Text: "after"}); err != nil {
+				t.Fatalf("enqueue: %v", err)
+			}
+			waitFor(t, 10*time.Second, "the job", func() bool { return len(smsTexts(to)["after"]) == 1 })
+		})
+	}
+}

@@ -12,9 +12,14 @@ import (
 // namespace; the scheduler rebuilds what it needs (maintenance puts the
 // tasks back in the queue). It runs at start and periodically. It returns
 // the error of reading the keys' types (a value it cannot move aside is
-// logged, and the others are still moved).
+// logged, and the others are still moved). Beside the singleton keys it
+// checks the flow-control keys of the types this process runs with a
+// max_running cap or a rate (rdb.Keys.LimitKeyTypes).
 func (mt *maintainer) quarantine(ctx context.Context) error {
 	types := mt.keys.SingletonTypes()
+	for key, typ := range mt.limitKeyTypes() {
+		types[key] = typ
+	}
 	names := make([]string, 0, len(types))
 	for key := range types {
 		names = append(names, key)
@@ -40,4 +45,25 @@ func (mt *maintainer) quarantine(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// limitKeyTypes is the flow-control keys of this process's limited types,
+// with the Redis type each holds.
+func (mt *maintainer) limitKeyTypes() map[string]string {
+	var cappedJobs, ratedJobs, cappedFires []string
+	for _, e := range mt.reg.Entries() {
+		c := e.Config()
+		if c.MaxRunning > 0 {
+			// A type without a schedule runs jobs and run-time tasks:
+			// both kinds of slots.
+			cappedFires = append(cappedFires, c.Name)
+			if e.Schedule() == nil {
+				cappedJobs = append(cappedJobs, c.Name)
+			}
+		}
+		if e.Schedule() == nil && !c.Rate.IsZero() {
+			ratedJobs = append(ratedJobs, c.Name)
+		}
+	}
+	return mt.keys.LimitKeyTypes(cappedJobs, ratedJobs, cappedFires)
 }

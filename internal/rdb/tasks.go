@@ -387,6 +387,27 @@ func (r *RDB) Quarantine(ctx context.Context, key, want string, atMS int64) (str
 	return quarantineScript.Run(ctx, r.c, []string{key, r.k.Quarantine(key, atMS)}, want).Text()
 }
 
+// LimitKeyTypes maps the flow-control keys of the given types to the Redis
+// type each holds: the running slots (Slots) of job types with a
+// max_running cap, the rate windows (Rate) of job types with a rate, and
+// the fire slots (FireSlots) of scheduled types with a cap. A process
+// checks those of its own types as it checks SingletonTypes: a foreign
+// value in one would fail every limited claim. (The windows of RateKey
+// keys are not listed: they are per key, and expire on their own.)
+func (k Keys) LimitKeyTypes(cappedJobs, ratedJobs, cappedFires []string) map[string]string {
+	out := make(map[string]string, len(cappedJobs)+len(ratedJobs)+len(cappedFires))
+	for _, t := range cappedJobs {
+		out[k.Slots(t)] = "zset"
+	}
+	for _, t := range ratedJobs {
+		out[k.Rate(t)] = "zset"
+	}
+	for _, t := range cappedFires {
+		out[k.FireSlots(t)] = "zset"
+	}
+	return out
+}
+
 // SingletonTypes maps each key of the namespace that is not per task or per
 // run to the Redis type it holds.
 func (k Keys) SingletonTypes() map[string]string {
