@@ -69,7 +69,8 @@
 //	{ns}:declared       ZSET task key -> when a live process last declared it
 //	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
-//	                         (host, pid, version, started, beat, running, tasks, types digest, task_names JSON)
+//	                         (host, pid, version, started, beat, running, tasks, types digest,
+//	                         task_names JSON, limits JSON of its limited job types)
 //	{ns}:jobs           ZSET job id -> due (unix ms)
 //	{ns}:jobs:data      HASH job id -> envelope JSON
 //	{ns}:jobs:owner     HASH job id -> "<claim id>|<due ms>": the claim ("<process>#<n>") running it, and the due it was claimed at

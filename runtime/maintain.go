@@ -121,7 +121,7 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	running := mt.tasks.count()
 	live, err := mt.db.Beat(ctx, rdb.Heartbeat{ID: mt.id, Host: host, Version: mt.opts.version, PID: os.Getpid(),
 		StartedMS: ms(mt.start), NowMS: now, Running: running, Tasks: len(mt.runTypes), Types: mt.digest,
-		Names: mt.runTypes},
+		Names: mt.runTypes, Limits: mt.typeLimits()},
 		mt.opts.processTTL)
 	if err != nil {
 		return err
@@ -389,4 +389,18 @@ func (mt *maintainer) prune(ctx context.Context) error {
 	}
 	// Forget processes that have been silent for long.
 	return mt.db.ForgetProcesses(ctx, ms(mt.clock.Now())-(10*mt.opts.processTTL).Milliseconds())
+}
+
+// typeLimits is the flow-control limits of the job types this process
+// runs that have any, as its heartbeat publishes them for operators.
+func (mt *maintainer) typeLimits() []rdb.TypeLimit {
+	var out []rdb.TypeLimit
+	for _, e := range mt.reg.Entries() {
+		c := e.Config()
+		if e.Schedule() != nil || (c.MaxRunning == 0 && c.Rate.IsZero()) {
+			continue
+		}
+		out = append(out, rdb.TypeLimit{Type: c.Name, MaxRunning: c.MaxRunning, RateN: c.Rate.N, RatePerMS: c.Rate.Per.Milliseconds()})
+	}
+	return out
 }

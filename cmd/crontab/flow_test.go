@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocrontab/crontab/internal/redistest"
 	crontab "github.com/gocrontab/crontab/runtime"
@@ -64,5 +65,70 @@ func TestShowFlowControl(t *testing.T) {
 		if _, ok := one[k]; ok {
 			t.Errorf("show -o json plain has %q: %v", k, one)
 		}
+	}
+}
+
+// gateJob blocks each run until its test closes gate, so the test sees
+// runs in progress.
+type gateJob struct{ N int }
+
+var gate = make(chan struct{})
+
+func (gateJob) Handle(ctx context.Context) error {
+	select {
+	case <-gate:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// show NAME for a job type with limits prints the limits the live
+// processes publish and their use now; a name that is neither a task nor
+// such a type is still "not found".
+func TestShowJobTypeFlow(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := crontab.NewRegistry()
+	if err := reg.Add(crontab.TaskConfig{Name: "resize", MaxRunning: 3, Rate: crontab.Rate{N: 10, Per: time.Hour},
+		New: func() crontab.TaskInterface { return new(gateJob) }}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := crontab.NewScheduler(rdb, reg, crontab.WithLogger(nil), crontab.WithGracePeriod(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { close(gate); cancel(); <-done })
+	<-s.Ready()
+	client := crontab.NewClient(rdb, reg)
+	for i := range 5 {
+		if _, err := client.Enqueue(ctx, gateJob{N: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &env{rdb: rdb, url: srv.URL()}
+	want := regexp.MustCompile(`(?m)^job type:\s+resize\nmax running:\s+3 \(running now: 3\)\nrate:\s+10/1h0m0s \(starts in the window now: 3\)\nprocesses:\s+1 live processes run it with limits\n`)
+	deadline := time.Now().Add(10 * time.Second)
+	var out string
+	for {
+		if out = e.ok(t, "show", "resize"); want.MatchString(out) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !want.MatchString(out) {
+		t.Errorf("show resize:\n%s\nwant a match for %s", out, want)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(e.ok(t, "-o", "json", "show", "resize")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["max_running"] != 3.0 || v["rate"] != "10/1h0m0s" || v["running"] != 3.0 || v["starts_in_window"] != 3.0 {
+		t.Errorf("show -o json resize: %v", v)
+	}
+	if _, errs, code := e.crontab(t, "show", "nosuch"); code == 0 || !strings.Contains(errs, "not found") {
+		t.Errorf("show nosuch: exit %d, stderr %q; want not found", code, errs)
 	}
 }

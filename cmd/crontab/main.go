@@ -84,7 +84,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{name: "list", summary: "list the tasks: status, schedule, next and last run, last outcome, counts", nargs: 0, run: cmdList},
-		{name: "show", args: "NAME", summary: "one task in full, with its latest runs", nargs: 1, run: cmdShow},
+		{name: "show", args: "NAME", summary: "one task in full, with its latest runs; or a job type's limits and their use", nargs: 1, run: cmdShow},
 		{name: "pause", args: "NAME...", summary: "skip the task's fires (each skip is counted) until it is resumed", nargs: -1, run: statusCmd("pause")},
 		{name: "resume", args: "NAME...", summary: "make a paused task active again, from its next future instant", nargs: -1, run: statusCmd("resume")},
 		{name: "disable", args: "NAME...", summary: "take the task out of the queue", nargs: -1, run: statusCmd("disable")},
@@ -436,6 +436,16 @@ func cmdList(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 
 func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 	t, err := c.inspector.Task(ctx, args[0])
+	if errors.Is(err, crontab.ErrNotFound) {
+		// Not a task: a job type whose limits live processes publish?
+		f, ok, ferr := c.inspector.TypeFlow(ctx, args[0])
+		if ferr != nil {
+			return ferr
+		}
+		if ok {
+			return showTypeFlow(c, f)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -494,6 +504,37 @@ func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 	tw.Flush()
 	fmt.Fprintln(c.stdout, "\nlatest runs:")
 	return c.out(nil, func(w *tabwriter.Writer) { historyTable(w, recs) })
+}
+
+// showTypeFlow prints a job type's limits and their use now (show NAME
+// for a job type with limits).
+func showTypeFlow(c *cli, f crontab.TypeFlow) error {
+	if c.output == "json" {
+		v := struct {
+			Type       string `json:"type"`
+			MaxRunning int    `json:"max_running,omitempty"`
+			Rate       string `json:"rate,omitempty"`
+			Running    int64  `json:"running"`
+			Starts     int64  `json:"starts_in_window"`
+			Processes  int    `json:"processes"`
+			Disagree   bool   `json:"disagree,omitempty"`
+		}{f.Type, f.MaxRunning, f.Rate.String(), f.Running, f.Starts, f.Processes, f.Disagree}
+		return c.out(v, nil)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "job type:\t%s\n", f.Type)
+	if f.MaxRunning > 0 {
+		fmt.Fprintf(tw, "max running:\t%d (running now: %d)\n", f.MaxRunning, f.Running)
+	}
+	if !f.Rate.IsZero() {
+		fmt.Fprintf(tw, "rate:\t%s (starts in the window now: %d)\n", f.Rate, f.Starts)
+	}
+	agree := ""
+	if f.Disagree {
+		agree = "; they publish different limits (each enforces its own)"
+	}
+	fmt.Fprintf(tw, "processes:\t%d live processes run it with limits%s\n", f.Processes, agree)
+	return tw.Flush()
 }
 
 // flowRows are the rows of show for the task's flow-control settings,

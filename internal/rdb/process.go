@@ -23,8 +23,36 @@ type Heartbeat struct {
 	PID               int
 	StartedMS, NowMS  int64
 	Running, Tasks    int
-	Types             string   // the digest of the task names it runs
-	Names             []string // the task and job type names it runs (its WithTasks set, or all it registers)
+	Types             string      // the digest of the task names it runs
+	Names             []string    // the task and job type names it runs (its WithTasks set, or all it registers)
+	Limits            []TypeLimit // the flow-control limits of its job types that have any
+}
+
+// TypeLimit is the flow-control limit of a job type as a process runs it
+// (its registry's TaskConfig.MaxRunning and Rate), published in its
+// process hash (field limits, a JSON array) for operators: the limits
+// themselves are passed to the claim scripts by each process.
+type TypeLimit struct {
+	Type       string `json:"type"`
+	MaxRunning int    `json:"max_running,omitempty"`
+	RateN      int    `json:"rate_n,omitempty"`
+	RatePerMS  int64  `json:"rate_per_ms,omitempty"`
+}
+
+// FieldLimits is the process hash's field with its TypeLimits, written
+// only by a process that has any.
+const FieldLimits = "limits"
+
+// ParseLimits reads a process hash's limits field ("" is none).
+func ParseLimits(v string) ([]TypeLimit, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []TypeLimit
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, errors.New("process field " + FieldLimits + ": " + err.Error())
+	}
+	return out, nil
 }
 
 // Beat writes the heartbeat (the processes ZSET and the process hash, which
@@ -35,6 +63,10 @@ func (r *RDB) Beat(ctx context.Context, h Heartbeat, ttl time.Duration) ([]strin
 	pipe.HSet(ctx, r.k.Process(h.ID), "host", h.Host, "pid", h.PID, "version", h.Version,
 		"started", h.StartedMS, "beat", h.NowMS, "running", h.Running, "tasks", h.Tasks, "types", h.Types,
 		fieldTaskNames, encodeNames(h.Names))
+	if len(h.Limits) > 0 {
+		b, _ := json.Marshal(h.Limits) // a slice of plain structs always encodes
+		pipe.HSet(ctx, r.k.Process(h.ID), FieldLimits, b)
+	}
 	pipe.PExpire(ctx, r.k.Process(h.ID), 3*ttl)
 	live := pipe.ZRangeByScore(ctx, r.k.Processes(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(h.NowMS-ttl.Milliseconds(), 10), Max: "+inf"})
