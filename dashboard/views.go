@@ -99,12 +99,13 @@ type Job struct {
 	LeaseUntil time.Time       `json:"lease_until,omitzero"`
 	Error      string          `json:"error,omitempty"`
 	Failed     time.Time       `json:"failed,omitzero"`
+	Unique     string          `json:"unique,omitempty"` // its unique identity (crontab.Unique), if any
 }
 
 // JobView converts a job for the API.
 func JobView(j crontab.JobInfo) Job {
 	return Job{ID: j.ID, Task: j.Task, State: string(j.State), Payload: j.Payload, Retries: j.Retries, Due: j.Due,
-		Attempts: j.Attempts, Owner: j.Owner, LeaseUntil: j.LeaseUntil, Error: j.Error, Failed: j.Failed}
+		Attempts: j.Attempts, Owner: j.Owner, LeaseUntil: j.LeaseUntil, Error: j.Error, Failed: j.Failed, Unique: j.Unique}
 }
 
 // Process is one scheduler process as the API shows it.

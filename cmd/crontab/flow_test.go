@@ -132,3 +132,36 @@ func TestShowJobTypeFlow(t *testing.T) {
 		t.Errorf("show nosuch: exit %d, stderr %q; want not found", code, errs)
 	}
 }
+
+// jobs -o json shows a unique job's identity, and nothing for a plain one.
+func TestJobsShowUniqueIdentity(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	reg := crontab.NewRegistry()
+	if err := reg.Add(crontab.TaskConfig{Name: "mail", New: func() crontab.TaskInterface { return new(mailJob) }}); err != nil {
+		t.Fatal(err)
+	}
+	c := crontab.NewClient(rdb, reg)
+	uid, err := c.Enqueue(ctx, mailJob{To: "a"}, crontab.UniqueKey("user-1"), crontab.Unique(time.Hour), crontab.In(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := c.Enqueue(ctx, mailJob{To: "b"}, crontab.In(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{rdb: rdb, url: srv.URL()}
+	var jobs []map[string]any
+	if err := json.Unmarshal([]byte(e.ok(t, "jobs", "-o", "json")), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, j := range jobs {
+		got[j["id"].(string)] = j["unique"]
+	}
+	if got[uid] != crontab.UniqueIdentity("mail", nil, "user-1") || got[pid] != nil {
+		t.Errorf("unique of the unique job %v, of the plain one %v; want %q and none", got[uid], got[pid], crontab.UniqueIdentity("mail", nil, "user-1"))
+	}
+}
