@@ -24,10 +24,13 @@ type maintainer struct {
 	digest    string               // registryDigest of reg, taken at Run
 	peerSets  map[string]peerTypes // live process id -> the types it runs (share.go; maintain goroutine only)
 	sweeper   sweeper              // the invariant sweep's progress (sweep.go; maintain goroutine only)
+	limits    []rdb.TypeLimit      // typeLimits of reg, which does not change: published by each heartbeat
 }
 
 func newMaintainer(e *engine) *maintainer {
-	return &maintainer{engine: e, peerSets: make(map[string]peerTypes)}
+	mt := &maintainer{engine: e, peerSets: make(map[string]peerTypes)}
+	mt.limits = mt.typeLimits()
+	return mt
 }
 
 // maintain runs the periodic duties of every process (heartbeat, lease
@@ -121,7 +124,7 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	running := mt.tasks.count()
 	live, err := mt.db.Beat(ctx, rdb.Heartbeat{ID: mt.id, Host: host, Version: mt.opts.version, PID: os.Getpid(),
 		StartedMS: ms(mt.start), NowMS: now, Running: running, Tasks: len(mt.runTypes), Types: mt.digest,
-		Names: mt.runTypes, Limits: mt.typeLimits()},
+		Names: mt.runTypes, Limits: mt.limits},
 		mt.opts.processTTL)
 	if err != nil {
 		return err

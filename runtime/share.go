@@ -44,9 +44,17 @@ type peerShare struct {
 // group rather than each type splits an instant of many tasks of one fire
 // each. The zero value splits nothing.
 type peerShares struct {
-	byType map[string]peerShare // the type's share: its group's
-	group  map[string]int       // the type's group, an index into shares
-	shares []peerShare          // each group's share
+	group  map[string]int // the type's group, an index into shares
+	shares []peerShare    // each group's share
+}
+
+// of is this process's share of the fires of type t (the zero peerShare
+// for a type it does not run).
+func (ps *peerShares) of(t string) peerShare {
+	if g, ok := ps.group[t]; ok {
+		return ps.shares[g]
+	}
+	return peerShare{}
 }
 
 // shareGrace is how long after an instant this process leaves the tasks of
@@ -204,7 +212,7 @@ func peerSetOf(p rdb.ProcessTypes, digest string, mine []string) peerTypes {
 // sharesOf returns process id's place among the peers of each of its
 // types, given the live peers' sets, and groups the types by their peers.
 func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares {
-	ps := &peerShares{byType: make(map[string]peerShare, len(types)), group: make(map[string]int, len(types))}
+	ps := &peerShares{group: make(map[string]int, len(types))}
 	groups := make(map[string]int) // the peers' ids, joined, to the group
 	ids := make([]string, 0, len(peers)+1)
 	for _, t := range types {
@@ -224,7 +232,6 @@ func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares
 			ps.shares = append(ps.shares, share)
 		}
 		ps.group[t] = g
-		ps.byType[t] = share
 	}
 	return ps
 }

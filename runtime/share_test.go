@@ -109,7 +109,7 @@ func TestPeersAreLiveProcessesOfEachType(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "every process to know its peers", func() bool {
 		for s, w := range want {
-			if ps := s.disp.currentShares(); ps == nil || !maps.Equal(ps.byType, w) {
+			if ps := s.disp.currentShares(); ps == nil || !maps.Equal(sharesByType(ps), w) {
 				return false
 			}
 		}
@@ -118,7 +118,7 @@ func TestPeersAreLiveProcessesOfEachType(t *testing.T) {
 
 	stop2()
 	waitFor(t, 5*time.Second, "p1 to share tick with p3 only once p2 stopped", func() bool {
-		return s1.disp.currentShares().byType["tick"] == peerShare{rank: 0, size: 2}
+		return s1.disp.currentShares().of("tick") == peerShare{rank: 0, size: 2}
 	})
 }
 
@@ -150,7 +150,7 @@ func TestPeerSharesSplitMixedSets(t *testing.T) {
 	for id, types := range sets {
 		ps := sharesOf(id, types, peers(id))
 		for _, ty := range types {
-			if got := ps.byType[ty].size; got != 2 {
+			if got := ps.of(ty).size; got != 2 {
 				t.Errorf("%s: %d peers of %s, want 2", id, got, ty)
 			}
 		}
@@ -299,7 +299,7 @@ func TestUnclaimedShareFiresAfterGrace(t *testing.T) {
 	}()
 
 	s, stop := runScheduler(t, rdb, reg, WithProcessID("p1"))
-	if got := s.disp.currentShares().byType["stamp"]; got != (peerShare{rank: 1, size: 2}) {
+	if got := s.disp.currentShares().of("stamp"); got != (peerShare{rank: 1, size: 2}) {
 		t.Fatalf("share at start = %+v, want rank 1 of 2 (the ghost is a peer)", got)
 	}
 	time.Sleep(3500 * time.Millisecond)
@@ -361,7 +361,7 @@ func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
 		for _, s := range scheds {
-			if s.disp.currentShares().byType["stamp"].size != 3 {
+			if s.disp.currentShares().of("stamp").size != 3 {
 				return false
 			}
 		}
@@ -450,7 +450,7 @@ func TestSplitInstantsOfMixedTaskSets(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "each process to know the peers of its types", func() bool {
 		for id, w := range want {
-			if ps := scheds[id].disp.currentShares(); ps == nil || !maps.Equal(ps.byType, w) {
+			if ps := scheds[id].disp.currentShares(); ps == nil || !maps.Equal(sharesByType(ps), w) {
 				return false
 			}
 		}
@@ -503,4 +503,13 @@ func TestSplitInstantsOfMixedTaskSets(t *testing.T) {
 		}
 	}
 	t.Logf("runs by type and process: %v", runs)
+}
+
+// sharesByType is ps's share of each type it runs.
+func sharesByType(ps *peerShares) map[string]peerShare {
+	out := make(map[string]peerShare, len(ps.group))
+	for t := range ps.group {
+		out[t] = ps.of(t)
+	}
+	return out
 }

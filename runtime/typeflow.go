@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -46,15 +47,7 @@ func (in *Inspector) TypeFlow(ctx context.Context, name string) (TypeFlow, bool,
 	if err != nil {
 		return TypeFlow{}, false, fmt.Errorf("crontab: type %q: %w", name, err)
 	}
-	slices.SortFunc(procs, func(a, b rdb.ProcessRead) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(procs, func(a, b rdb.ProcessRead) int { return strings.Compare(a.ID, b.ID) })
 	deadline := ms(now) - in.opts.processTTL.Milliseconds()
 	f := TypeFlow{Type: name}
 	for _, p := range procs {

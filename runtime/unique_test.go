@@ -140,6 +140,17 @@ func TestUniqueDuplicateGivesTheExistingID(t *testing.T) {
 	}
 }
 
+// uniqScheduler starts a private redis-server with a scheduler of the
+// uniq job type on it, and returns a client on it and a payload key of
+// the test's own.
+func uniqScheduler(t *testing.T) (*redis.Client, *Client, string) {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
+	reg := uniqRegistry(t, 0)
+	runScheduler(t, rdb, reg)
+	return rdb, NewClient(rdb, reg), unique(t)
+}
+
 // uniqTTL is the ttl of the tests that check an identity is held inside
 // it and free after it: long enough that a run under a loaded race-built
 // test binary ends well inside it.
@@ -159,12 +170,8 @@ func inTTL(t *testing.T, start time.Time) {
 // retried request is still a duplicate), and frees it then.
 func TestUniqueSucceededJobHoldsToTheTTL(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	_, c, key := uniqScheduler(t)
 	ctx := context.Background()
-	reg := uniqRegistry(t, 0)
-	runScheduler(t, rdb, reg)
-	c := NewClient(rdb, reg)
-	key := unique(t)
 	start := time.Now()
 	id, err := c.Enqueue(ctx, uniqJob{Key: key}, Unique(uniqTTL))
 	if err != nil {
@@ -184,12 +191,8 @@ func TestUniqueSucceededJobHoldsToTheTTL(t *testing.T) {
 // A running job keeps its identity past the ttl until it finishes.
 func TestUniqueRunningJobHoldsPastTheTTL(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	_, c, key := uniqScheduler(t)
 	ctx := context.Background()
-	reg := uniqRegistry(t, 0)
-	runScheduler(t, rdb, reg)
-	c := NewClient(rdb, reg)
-	key := unique(t)
 	open := uniqGate(key)
 	defer open()
 	id, err := c.Enqueue(ctx, uniqJob{Key: key}, Unique(100*time.Millisecond))
@@ -295,12 +298,8 @@ func TestUniqueConcurrentEnqueuesMakeOneJob(t *testing.T) {
 // runs once, with the last payload, d after the last enqueue.
 func TestDebounceRunsOnceWithTheLastPayload(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	_, c, key := uniqScheduler(t)
 	ctx := context.Background()
-	reg := uniqRegistry(t, 0)
-	runScheduler(t, rdb, reg)
-	c := NewClient(rdb, reg)
-	key := unique(t)
 	var id string
 	var last time.Time
 	for i, text := range []string{"a", "b", "c"} {
@@ -332,12 +331,8 @@ func TestDebounceRunsOnceWithTheLastPayload(t *testing.T) {
 // Debounce while the job runs (it cannot be replaced) enqueues a new job.
 func TestDebounceWhileRunningEnqueuesANewJob(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	_, c, key := uniqScheduler(t)
 	ctx := context.Background()
-	reg := uniqRegistry(t, 0)
-	runScheduler(t, rdb, reg)
-	c := NewClient(rdb, reg)
-	key := unique(t)
 	open := uniqGate(key)
 	defer open()
 	first, err := c.Enqueue(ctx, uniqJob{Key: key, Text: "a"}, Debounce(0), UniqueKey("k"))
@@ -456,12 +451,8 @@ func TestUniqueRawProducerFollowingTheDoc(t *testing.T) {
 // their keys do not accumulate.
 func TestUniqueKeysAreSweptAway(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	rdb, c, key := uniqScheduler(t)
 	ctx := context.Background()
-	reg := uniqRegistry(t, 0)
-	runScheduler(t, rdb, reg)
-	c := NewClient(rdb, reg)
-	key := unique(t)
 	for i := range 20 {
 		if _, err := c.Enqueue(ctx, uniqJob{Key: key, Text: strings.Repeat("x", i)}, Unique(200*time.Millisecond)); err != nil {
 			t.Fatal(err)
