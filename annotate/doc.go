@@ -137,11 +137,11 @@
 //
 // priority (default 0)
 //
-// Reserved: an integer from -1000 to 1000 ([MinPriority], [MaxPriority])
-// is read, but any value other than 0 is an error for now ("not supported
-// yet"), because due jobs are still claimed in due order whatever their
-// priority. It is to order due jobs that back up, higher first, with the
-// starvation of lower priorities bounded.
+// An integer from -1000 to 1000 ([MinPriority], [MaxPriority]), for job
+// types: when due jobs back up, higher priorities are claimed first,
+// weighted rather than strict, so lower ones are never starved (the
+// runtime's TaskConfig.Priority documents the weights). On a scheduled
+// task (an expression) it is an error: its fires run at their instant.
 //
 // # Errors
 //

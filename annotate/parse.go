@@ -591,8 +591,8 @@ func (p *parser) check() {
 	if i := keyIndex(keyRate); p.valid[i] && !p.d.Rate.IsZero() && p.seen[expr] {
 		p.errorf(p.d.Offsets[keyRate], "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running")
 	}
-	if i := keyIndex(keyPriority); p.valid[i] && p.d.Priority != 0 {
-		p.errorf(p.d.Offsets[keyPriority], "priority=%d is not supported yet: due jobs are claimed in due order whatever their priority; drop priority", p.d.Priority)
+	if i := keyIndex(keyPriority); p.valid[i] && p.d.Priority != 0 && p.seen[expr] {
+		p.errorf(p.d.Offsets[keyPriority], "priority applies only to job types (no expression): the fires of a scheduled task run at their instant; drop priority")
 	}
 }
 

@@ -270,8 +270,7 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x expression=every:5s max_running=2`, []e{{37, "max_running=2 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 		{`//crontab:name=x max_running=3 concurrent=false expression=every:5s`, []e{{17, "max_running=3 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 		{`//crontab:name=x expression=every:5s rate=5/s`, []e{{37, "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running"}}},
-		{`//crontab:name=x priority=-5`, []e{{17, "priority=-5 is not supported yet: due jobs are claimed in due order whatever their priority; drop priority"}}},
-		{`//crontab:name=x priority=1000`, []e{{17, "priority=1000 is not supported yet: due jobs are claimed in due order whatever their priority; drop priority"}}},
+		{`//crontab:name=x expression=every:5s priority=-5`, []e{{37, "priority applies only to job types (no expression): the fires of a scheduled task run at their instant; drop priority"}}},
 
 		// Every error of the line, sorted by offset.
 		{

@@ -216,13 +216,13 @@ func (c *Client) EnqueueRaw(ctx context.Context, name string, payload json.RawMe
 		return "", err
 	}
 	if o.unique || o.debounced {
-		ids, errs, err := c.enqueueUnique(ctx, []rdb.NewJob{newJob(id, env, o)}, []string{name})
+		ids, errs, err := c.enqueueUnique(ctx, []rdb.NewJob{c.newJob(name, id, env, o)}, []string{name})
 		if err != nil {
 			return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
 		}
 		return ids[0], errs[0]
 	}
-	res, err := c.db.Enqueue(ctx, []rdb.NewJob{{ID: id, Envelope: env, AtMS: ms(o.at), Delay: o.delay, Check: o.id != ""}})
+	res, err := c.db.Enqueue(ctx, []rdb.NewJob{c.newJob(name, id, env, o)})
 	if err != nil {
 		return "", fmt.Errorf("crontab: enqueue %q: %w", name, err)
 	}
@@ -325,9 +325,10 @@ func UniqueIdentity(name string, payload []byte, key string) string {
 	return name + "|" + hex.EncodeToString(sum[:16])
 }
 
-// newJob is the rdb job of one prepared job.
-func newJob(id, env string, o enqueueOptions) rdb.NewJob {
+// newJob is the rdb job of one prepared job of type name.
+func (c *Client) newJob(name, id, env string, o enqueueOptions) rdb.NewJob {
 	j := rdb.NewJob{ID: id, Envelope: env, AtMS: ms(o.at), Delay: o.delay, Check: o.id != ""}
+	j.Level, j.Indexed = levelOf(c.reg, name)
 	if o.ident != "" {
 		j.Unique = rdb.UniqueJob{Identity: o.ident, TTL: o.ttl, Debounce: -1}
 		if o.debounced {
@@ -435,7 +436,7 @@ func (c *Client) EnqueueMany(ctx context.Context, jobs []Job) ([]string, error) 
 		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
-		ids[i], names[i], batch[i] = id, name, newJob(id, env, o)
+		ids[i], names[i], batch[i] = id, name, c.newJob(name, id, env, o)
 		anyUnique = anyUnique || batch[i].Unique.Identity != ""
 	}
 	errs := make([]error, len(jobs))

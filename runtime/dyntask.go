@@ -50,9 +50,10 @@ type TaskSpec struct {
 	// rate, which limits job types). The fires of a scheduled task are not
 	// rate-limited yet: a non-zero Rate is an error from SetTask.
 	Rate Rate
-	// Priority is reserved for ordering due runs (the directive key
-	// priority). It is not supported yet: a non-zero value is an error
-	// from SetTask.
+	// Priority is the directive key priority's field, which orders a job
+	// type's due jobs (TaskConfig.Priority). A run-time task's fires run at
+	// their instant, not in a queue: a non-zero value is an error from
+	// SetTask.
 	Priority int
 }
 
@@ -86,7 +87,7 @@ func (c *Client) SetTask(ctx context.Context, spec TaskSpec) error {
 	case !spec.Rate.IsZero():
 		return fmt.Errorf("crontab: set task %q: rate %v: the fires of a scheduled task are not rate-limited yet; cap the task with MaxRunning", spec.Key, spec.Rate)
 	case spec.Priority != 0:
-		return fmt.Errorf("crontab: set task %q: priority %d: not supported yet; leave it 0", spec.Key, spec.Priority)
+		return fmt.Errorf("crontab: set task %q: priority %d: a task's fires run at their instant; priority orders queued jobs (TaskConfig.Priority of a job type)", spec.Key, spec.Priority)
 	}
 	if err := spec.Rate.Validate(); err != nil {
 		return fmt.Errorf("crontab: set task %q: %w", spec.Key, err)

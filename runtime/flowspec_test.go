@@ -88,7 +88,7 @@ func TestTaskSpecFlowControl(t *testing.T) {
 		{TaskSpec{Priority: MaxPriority + 1}, `priority 1001: want -1000 to 1000`},
 		{TaskSpec{Rate: Rate{N: 5, Per: time.Second}}, `rate 5/1s: the fires of a scheduled task are not rate-limited yet`},
 		{TaskSpec{Rate: Rate{N: 0, Per: time.Second}}, `rate 0/1s: the fires of a scheduled task are not rate-limited yet`},
-		{TaskSpec{Priority: 3}, `priority 3: not supported yet`},
+		{TaskSpec{Priority: 3}, `priority 3: a task's fires run at their instant`},
 	} {
 		s := bad.spec
 		s.Key, s.Type, s.Expression = "bad", "sms", "every:1h"

@@ -56,7 +56,18 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
 	var err error
-	if limits := jr.jobLimits(); len(limits) > 0 {
+	if levels := jr.claimLevels(); levels != nil {
+		// Some type of this build has a priority: the claim takes its
+		// levels' jobs by weighted round robin (see TaskConfig.Priority),
+		// and respects the limits of its types too.
+		var next []rdb.Level
+		jobs, nextMS, next, err = jr.db.ClaimJobsFlow(ctx, rdb.ClaimFlow{ClaimID: claim, Limit: want, Lease: jr.jobLease(),
+			Types: jr.jobTypes(), Limits: jr.jobLimits(), Levels: levels, TypeLevels: jr.typeLevels,
+			Scan: min(want+jobScanAhead, rdb.MaxJobScan), Retry: jobScanRetry})
+		if err == nil {
+			jr.levels = next
+		}
+	} else if limits := jr.jobLimits(); len(limits) > 0 {
 		// Some of this process's types have flow control (MaxRunning,
 		// Rate): the claim leaves their jobs in the queue while full.
 		jobs, nextMS, err = jr.db.ClaimJobsLimited(ctx, claim, want, jr.jobLease(), jr.jobTypes(), limits,
@@ -295,6 +306,12 @@ type jobRunner struct {
 	limitsOnce sync.Once
 	limits     []rdb.JobLimit
 	capped     map[string]bool
+	// levels are the priority levels of its claims with their round robin
+	// state (claimLevels; only the dispatch loop claims), typeLevels its
+	// types whose priority is not 0.
+	levelsOnce sync.Once
+	levels     []rdb.Level
+	typeLevels map[string]int
 }
 
 func newJobRunner(e *engine) *jobRunner {
@@ -469,6 +486,7 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 		ack := rdb.JobAck{ID: a.j.id, Claim: a.j.claim, Action: rdb.AckAction(a.action), DueMS: a.due}
 		if a.action == "retry" || a.action == "release" {
 			ack.FirstDueMS = ms(a.j.fire) // kept unless one is kept already
+			ack.Level, ack.Indexed = jr.ackLevel(a.j)
 		}
 		if a.action != "release" {
 			// A release counts no run and writes no record: it needs no

@@ -123,9 +123,13 @@
 //	            such as 100/s, "5/1m" or 20/500ms; N 1 to 1048576, D 1ms
 //	            to 24h. Jobs over it wait and are never dropped. Job
 //	            types only: an error on a scheduled task.
-//	priority    reserved: 0 (the default) only for now; any other value
-//	            is an error ("not supported yet"), as due jobs are still
-//	            claimed in due order.
+//	priority    an integer, -1000 to 1000, default 0, for job types:
+//	            when due jobs back up, higher priorities are claimed
+//	            first, weighted, not strict: a priority's weight is its
+//	            value minus the lowest due priority, plus one, and of
+//	            every W jobs claimed (W the sum of the due priorities'
+//	            weights) each gets its weight, so priorities 0 and 2 take
+//	            1 and 3 jobs of every 4. An error on a scheduled task.
 //
 // The package github.com/gocrontab/crontab/annotate documents the grammar
 // in full.

@@ -24,6 +24,20 @@ type NewJob struct {
 	Delay    time.Duration
 	Check    bool
 	Unique   UniqueJob
+	// Level is the job's priority level when Indexed: in a namespace with
+	// priorities, the job is also added to its level's index (see
+	// "Priorities").
+	Level   int
+	Indexed bool
+}
+
+// levelArg is the level argument of the enqueue scripts: "" for a job
+// without one.
+func (j NewJob) levelArg() string {
+	if !j.Indexed {
+		return ""
+	}
+	return strconv.Itoa(j.Level)
 }
 
 // EnqueueBatch is how many jobs one enqueue script call takes: large
@@ -37,18 +51,30 @@ const EnqueueBatch = 500
 // schedulers when one is due before the current head of the job queue. It
 // writes the batch with one variadic HSET and one ZADD.
 //
+// A job with a level (NewJob.Level) is also added to its level's index,
+// P "jobs:prio:<level>" (see "Priorities"), built here from the prefix:
+// one hash tag.
+//
 // KEYS: jobs, jobs:data, jobs:owner, dead
-// ARGV: wake_channel, n, then n groups of id, envelope, at_ms (0: use
-// delay), delay_ms, check (1: fail when the id exists)
+// ARGV: wake_channel, n, prefix, then n groups of id, envelope, at_ms (0:
+// use delay), delay_ms, check (1: fail when the id exists), level ("" for
+// none)
 // Returns the due time in ms of each job, or -1 for one whose id exists.
 var enqueueScript = redis.NewScript(luaNow + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
-local n = tonumber(ARGV[2])
-local out, data, queue, seen = {}, {}, {}, {}
+local n, prefix = tonumber(ARGV[2]), ARGV[3]
+local out, data, queue, seen, idx = {}, {}, {}, {}, {}
 local first
 for i = 0, n - 1 do
-  local o = 2 + 5 * i
+  local lv = ARGV[3 + 6 * i + 6]
+  if lv ~= '' and not idx[lv] then
+    idx[lv] = {}
+    want_type(prefix .. 'jobs:prio:' .. lv, 'zset')
+  end
+end
+for i = 0, n - 1 do
+  local o = 3 + 6 * i
   local id = ARGV[o + 1]
   if seen[id] or (ARGV[o + 5] == '1' and (redis.call('HEXISTS', KEYS[2], id) == 1 or
       redis.call('HEXISTS', KEYS[3], id) == 1 or redis.call('ZSCORE', KEYS[4], id))) then
@@ -61,6 +87,11 @@ for i = 0, n - 1 do
     data[#data + 1] = ARGV[o + 2]
     queue[#queue + 1] = due
     queue[#queue + 1] = id
+    local lv = idx[ARGV[o + 6]]
+    if lv then
+      lv[#lv + 1] = due
+      lv[#lv + 1] = id
+    end
     if not first or due < first then first = due end
     out[i + 1] = due
   end
@@ -69,6 +100,9 @@ if first then
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   callk('HSET', KEYS[2], data)
   callk('ZADD', KEYS[1], queue)
+  for lv, members in pairs(idx) do
+    if #members > 0 then callk('ZADD', prefix .. 'jobs:prio:' .. lv, members) end
+  end
   if not head[2] or first < tonumber(head[2]) then
     redis.call('PUBLISH', ARGV[1], 'job')
   end
@@ -88,10 +122,10 @@ func (r *RDB) Enqueue(ctx context.Context, jobs []NewJob) ([]int64, error) {
 		var cmds []*redis.Cmd
 		for lo := 0; lo < len(jobs); lo += EnqueueBatch {
 			hi := min(lo+EnqueueBatch, len(jobs))
-			args := make([]any, 0, 2+5*(hi-lo))
-			args = append(args, r.k.Wake(), hi-lo)
+			args := make([]any, 0, 3+6*(hi-lo))
+			args = append(args, r.k.Wake(), hi-lo, r.k.Prefix())
 			for _, j := range jobs[lo:hi] {
-				args = append(args, j.ID, j.Envelope, j.AtMS, j.Delay.Milliseconds(), boolArg(j.Check))
+				args = append(args, j.ID, j.Envelope, j.AtMS, j.Delay.Milliseconds(), boolArg(j.Check), j.levelArg())
 			}
 			cmds = append(cmds, enqueueScript.EvalSha(ctx, pipe, keys, args...))
 		}
@@ -382,6 +416,10 @@ type JobAck struct {
 	Record       string
 	DeadEnvelope string
 	FirstDueMS   int64
+	// Level and Indexed: a retry or release of a job of a namespace with
+	// priorities goes back in its level's index too (NewJob.Level).
+	Level   int
+	Indexed bool
 }
 
 // AckBatch is a batch of acks and the claims whose last job it ends (their
@@ -422,7 +460,9 @@ type AckBatch struct {
 // each slots key (n_slots, KEYS after the history keys), a count m and m
 // job ids: the jobs of a capped type whose slot each ack frees (only those
 // still ours), after which it publishes on wake_channel when a job is due.
-// ARGV[8..10]: n_ended, wake_channel, n_slots.
+// ARGV[8..10]: n_ended, wake_channel, n_slots. Last come the level of
+// each of the n full acks ("" for none: a retry or release with a level
+// goes back in its level's index too, see NewJob.Level), then the prefix.
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
 want_type(KEYS[1], 'zset')
@@ -438,6 +478,11 @@ local nended, nslots = tonumber(ARGV[8]), tonumber(ARGV[10])
 for j = 1, nslots do want_type(KEYS[9 + ntypes + j], 'zset') end
 local full = 10 + 3 * np
 local base = full + 8 * n
+local lvbase, prefix = #ARGV - n - 1, ARGV[#ARGV]
+for i = 1, n do
+  local lv = ARGV[lvbase + i]
+  if lv ~= '' then want_type(prefix .. 'jobs:prio:' .. lv, 'zset') end
+end
 local ours = {}
 for c = 1, nclaims do ours[c] = redis.call('ZSCORE', KEYS[4], ARGV[base + ntypes + c]) ~= false end
 local lost, mine, done = {}, {}, {}
@@ -464,6 +509,10 @@ for i = 0, n - 1 do
     mine[#mine + 1] = id
     if (action == 'release' or action == 'retry') and ARGV[o + 8] ~= '0' then
       redis.call('HSETNX', KEYS[9], id, ARGV[o + 8])
+    end
+    local lv = ARGV[lvbase + i + 1]
+    if lv ~= '' and (action == 'release' or action == 'retry') then
+      redis.call('ZADD', prefix .. 'jobs:prio:' .. lv, due, id)
     end
     if action == 'release' then
       redis.call('ZADD', KEYS[1], due, id)
@@ -568,7 +617,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 	}
 	// Plain ok acks (no history record to write) go first, in three
 	// arguments each instead of seven: a burst's common case.
-	var plain, full []any
+	var plain, full, levels []any
 	for _, a := range b.Acks {
 		t := 0
 		if a.Action != AckRelease {
@@ -579,6 +628,11 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			continue
 		}
 		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS)
+		level := ""
+		if a.Indexed {
+			level = strconv.Itoa(a.Level)
+		}
+		levels = append(levels, level)
 	}
 	args := make([]any, 0, 10+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
 	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
@@ -598,6 +652,8 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			args = append(args, id)
 		}
 	}
+	args = append(args, levels...)
+	args = append(args, r.k.Prefix())
 	lost, err = ackJobsScript.Run(ctx, r.c, keys, args...).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		err = nil

@@ -163,6 +163,11 @@ func (k Keys) Meta() string { return k.prefix + "meta" }
 // deadline as last seen (see claimJobsLimitedScript).
 func (k Keys) Slots(typ string) string { return k.prefix + "slots:" + typ }
 
+// Level is the key P "jobs:prio:<priority>": the index of the pending jobs
+// of that priority, id -> due ms, in a namespace with priorities (see
+// "Priorities" in priority.go).
+func (k Keys) Level(priority int) string { return k.prefix + "jobs:prio:" + strconv.Itoa(priority) }
+
 // Rate is the key P "rate:<type>": the starts of a rated type
 // (TaskConfig.Rate) in its window, scored with their server time (unix
 // ms); it expires after the window. A job with a rate key counts in P

@@ -75,17 +75,27 @@ type UniqueResult struct {
 // without an identity)
 // ARGV: wake_channel, n, then n groups of id, envelope, at_ms (0: use
 // delay), delay_ms, check (1: fail when the id exists), identity ("" for
-// none), ttl_ms, debounce_ms (-1: not debounced)
+// none), ttl_ms, debounce_ms (-1: not debounced); then each job's level
+// ("" for none: see enqueueScript), then the prefix
 // Bounds: EnqueueBatch jobs a call.
 // Failure: every key it writes is type-checked before the first write.
 // Returns {outcome, id, due} per job (UniqueResult).
 var enqueueUniqueScript = redis.NewScript(luaNow + luaUniqueHeld + `
 local n = tonumber(ARGV[2])
+local prefix = ARGV[3 + 9 * n]
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
 want_type(KEYS[7], 'zset')
+local idx = {}
+for i = 1, n do
+  local lv = ARGV[2 + 8 * n + i]
+  if lv ~= '' and not idx[lv] then
+    idx[lv] = {}
+    want_type(prefix .. 'jobs:prio:' .. lv, 'zset')
+  end
+end
 for i = 1, n do
   if ARGV[2 + 8 * (i - 1) + 6] ~= '' then want_type(KEYS[7 + i], 'string') end
 end
@@ -98,7 +108,7 @@ for i = 1, n do
   local due = tonumber(ARGV[o + 3])
   if due == 0 then due = now + tonumber(ARGV[o + 4]) end
   if deb >= 0 then due = now + deb end
-  local code, rid = 0, id
+  local code, rid, lv = 0, id, ARGV[2 + 8 * n + i]
   if seen[id] or (ARGV[o + 5] == '1' and (redis.call('HEXISTS', KEYS[2], id) == 1 or
       redis.call('HEXISTS', KEYS[3], id) == 1 or redis.call('ZSCORE', KEYS[6], id))) then
     code = 1
@@ -117,25 +127,25 @@ for i = 1, n do
       code, rid = 2, t.dup
     elseif t and t.old then
       code, rid = 3, t.old
-      repl[t.old] = {env, due}
+      repl[t.old] = {env, due, lv}
       local exp = math.max(t.exp, now + ttl)
       t.exp = exp
       marks[ident] = {KEYS[7 + i], t.old, exp}
     elseif t and t.new then
       if deb >= 0 then
         code, rid = 3, t.new.id
-        t.new.env, t.new.due = env, due
+        t.new.env, t.new.due, t.new.lv = env, due, lv
       else
         code, rid = 2, t.new.id
       end
     else
-      local j = {id = id, env = env, due = due}
+      local j = {id = id, env = env, due = due, lv = lv}
       fresh[#fresh + 1] = j
       target[ident] = {new = j}
       marks[ident] = {KEYS[7 + i], id, now + ttl}
     end
   else
-    fresh[#fresh + 1] = {id = id, env = env, due = due}
+    fresh[#fresh + 1] = {id = id, env = env, due = due, lv = lv}
   end
   if code == 0 then seen[id] = true end
   out[#out + 1] = code
@@ -150,6 +160,10 @@ for _, j in ipairs(fresh) do
   queue[#queue + 1] = j.due
   queue[#queue + 1] = j.id
   dues[j.id] = j.due
+  if idx[j.lv] then
+    idx[j.lv][#idx[j.lv] + 1] = j.due
+    idx[j.lv][#idx[j.lv] + 1] = j.id
+  end
 end
 local reset = {}
 for id, r in pairs(repl) do
@@ -159,6 +173,10 @@ for id, r in pairs(repl) do
   queue[#queue + 1] = id
   dues[id] = r[2]
   reset[#reset + 1] = id
+  if idx[r[3]] then
+    idx[r[3]][#idx[r[3]] + 1] = r[2]
+    idx[r[3]][#idx[r[3]] + 1] = id
+  end
 end
 for i = 1, n do
   local k = 3 * (i - 1)
@@ -171,6 +189,9 @@ local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #data > 0 then
   callk('HSET', KEYS[2], data)
   callk('ZADD', KEYS[1], queue)
+end
+for lv, members in pairs(idx) do
+  if #members > 0 then callk('ZADD', prefix .. 'jobs:prio:' .. lv, members) end
 end
 if #reset > 0 then
   callk('HDEL', KEYS[4], reset)
@@ -201,7 +222,7 @@ func (r *RDB) EnqueueUnique(ctx context.Context, jobs []NewJob) ([]UniqueResult,
 			hi := min(lo+EnqueueBatch, len(jobs))
 			keys := make([]string, 0, 7+hi-lo)
 			keys = append(keys, r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue(), r.k.Dead(), r.k.UniqueIndex())
-			args := make([]any, 0, 2+8*(hi-lo))
+			args := make([]any, 0, 3+9*(hi-lo))
 			args = append(args, r.k.Wake(), hi-lo)
 			for _, j := range jobs[lo:hi] {
 				deb := int64(-1)
@@ -216,6 +237,10 @@ func (r *RDB) EnqueueUnique(ctx context.Context, jobs []NewJob) ([]UniqueResult,
 				args = append(args, j.ID, j.Envelope, j.AtMS, j.Delay.Milliseconds(), boolArg(j.Check),
 					j.Unique.Identity, j.Unique.TTL.Milliseconds(), deb)
 			}
+			for _, j := range jobs[lo:hi] {
+				args = append(args, j.levelArg())
+			}
+			args = append(args, r.k.Prefix())
 			cmds = append(cmds, enqueueUniqueScript.EvalSha(ctx, pipe, keys, args...))
 		}
 		return cmds

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestAddChecksFlowControl(t *testing.T) {
 		want string
 	}{
 		{TaskConfig{Expression: "every:1s", Rate: Rate{5, time.Second}}, `task "x": rate 5/1s: only job types (no Expression) are rate-limited`},
-		{TaskConfig{Priority: -3}, `task "x": priority -3: not supported yet`},
+		{TaskConfig{Expression: "every:1s", Priority: -3}, `task "x": priority -3: only job types (no Expression) have a priority`},
 	} {
 		tc.cfg.Name, tc.cfg.New = "x", newSendSMS
 		if err := NewRegistry().Add(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -78,7 +79,21 @@ func TestAddChecksFlowControl(t *testing.T) {
 	if err := r.Add(ok); err != nil {
 		t.Fatal(err)
 	}
+	if r.Prioritized() {
+		t.Error("Prioritized() with no priority set")
+	}
+	if err := r.Add(TaskConfig{Name: "y", New: func() TaskInterface { return new(urgent) }, Priority: -3}); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Prioritized() {
+		t.Error("Prioritized() = false with a type at priority -3")
+	}
 	if got, _ := r.Lookup("x"); got.MaxRunning != 50 || got.Rate != ok.Rate {
 		t.Errorf("Lookup: %+v", got)
 	}
 }
+
+// urgent is a second job type, for a registry of two.
+type urgent struct{}
+
+func (urgent) Handle(context.Context) error { return nil }

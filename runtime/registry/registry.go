@@ -19,6 +19,8 @@ type Registry struct {
 	mu     sync.RWMutex
 	byName map[string]*Entry
 	byType map[reflect.Type]*Entry
+	// prioritized: some type has a Priority other than 0.
+	prioritized bool
 }
 
 // Entry is one registered task or job type: its validated config and its
@@ -68,7 +70,17 @@ func (r *Registry) Add(cfg TaskConfig) error {
 	}
 	r.byName[reg.cfg.Name] = reg
 	r.byType[reg.typ] = reg
+	r.prioritized = r.prioritized || reg.cfg.Priority != 0
 	return nil
+}
+
+// Prioritized reports whether some registered type has a Priority other
+// than 0: in such a namespace every job is indexed by its type's priority
+// and claimed by priority (see TaskConfig.Priority).
+func (r *Registry) Prioritized() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.prioritized
 }
 
 // compile validates cfg and parses its zone and schedule.

@@ -103,9 +103,18 @@ type TaskConfig struct {
 	// limit. See ParseRate. A scheduled task (an Expression) with a Rate is
 	// an error: its fires are not rate-limited yet.
 	Rate Rate
-	// Priority is reserved for ordering the type's due jobs against other
-	// types' when they back up. It is not supported yet: any value but 0
-	// is an error from Registry.Add.
+	// Priority orders the due jobs of a job type against other types'
+	// when they back up: an integer from MinPriority to MaxPriority, 0 by
+	// default, higher first, but weighted rather than strict, so a lower
+	// priority is never starved. While jobs of several priorities are
+	// due, each process claims them by smooth weighted round robin, a
+	// priority's weight being its value minus the lowest due priority, plus
+	// one: of every W jobs claimed (W the sum of the weights of the
+	// priorities with due jobs), each priority gets its weight. Priorities
+	// 0 and 2 take 1 and 3 jobs of every 4; 0 and 10, 1 and 11 of every
+	// 12. Within a priority, the oldest due first. A scheduled task (an
+	// Expression) with a Priority is an error: its fires run at their
+	// instant; only jobs queue.
 	Priority int
 	// New returns a new zero value of the task's type, as a pointer (so a
 	// job's JSON payload can be decoded into it). Required.
@@ -155,8 +164,8 @@ func (c TaskConfig) validate() error {
 	switch {
 	case !c.Rate.IsZero() && c.Expression != "":
 		return fmt.Errorf("task %q: rate %v: only job types (no Expression) are rate-limited; the fires of a scheduled task are not yet", c.Name, c.Rate)
-	case c.Priority != 0:
-		return fmt.Errorf("task %q: priority %d: not supported yet (due jobs are claimed in due order); leave it 0", c.Name, c.Priority)
+	case c.Priority != 0 && c.Expression != "":
+		return fmt.Errorf("task %q: priority %d: only job types (no Expression) have a priority; the fires of a scheduled task run at their instant", c.Name, c.Priority)
 	}
 	return nil
 }

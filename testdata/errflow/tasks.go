@@ -33,3 +33,10 @@ func (BadRate) Handle(context.Context) error { return nil }
 type Fine struct{}
 
 func (Fine) Handle(context.Context) error { return nil }
+
+// Urgent gives a scheduled task a priority: only jobs queue.
+//
+//crontab:name=urgent expression=every:1m priority=3
+type Urgent struct{}
+
+func (Urgent) Handle(context.Context) error { return nil }

@@ -1,6 +1,5 @@
-// Package flow has tasks with the flow-control keys max_running and rate
-// (priority=0, the default, only); the generated file sets those fields
-// only where they are set.
+// Package flow has tasks with the flow-control keys max_running, rate and
+// priority; the generated file sets those fields only where they are set.
 package flow
 
 import (
@@ -13,7 +12,7 @@ import (
 
 // Resize is a job type with every flow-control key.
 //
-//crontab:name=resize max_running=50 rate=100/s
+//crontab:name=resize max_running=50 rate=100/s priority=5
 type Resize struct {
 	Image string
 }

@@ -72,6 +72,7 @@ func Register(r *crontab.Registry) error {
 			Retries:    0,
 			MaxRunning: 50,
 			Rate:       crontab.Rate{N: 100, Per: 1 * time.Second},
+			Priority:   5,
 			New:        func() crontab.TaskInterface { return new(Resize) },
 		},
 	} {
