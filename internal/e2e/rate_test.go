@@ -272,3 +272,94 @@ func attemptOf(s span) int {
 	a, _ := strconv.Atoi(s.run[strings.LastIndexByte(s.run, '|')+1:])
 	return a
 }
+
+// A rate key's window holds across processes, and a full window of one
+// key holds back no job of another: a backlog of key "big" (three
+// windows' worth) enqueued ahead of a window's worth of key "small", on
+// three workers; small's jobs all start before big's window first has to
+// slide, and end well before big's last.
+func TestRateKeyWindowsHoldApartAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	const (
+		n, per     = 50, time.Second
+		big, small = 3 * n, n / 2
+		smallBase  = 1000
+		sleep      = 100 * time.Millisecond
+	)
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	ctx := context.Background()
+	rate := fmt.Sprintf("WORKER_RATE=%d/%v", n, per)
+	for i := range 3 {
+		startWorker(t, srv, fmt.Sprintf("key%d", i), "WORKER_TASKS=count", rate)
+	}
+	all := crontab.NewRegistry()
+	if err := tasks.Register(all); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tasks.LimitCount(all, 0, crontab.Rate{N: n, Per: per})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crontab.NewClient(rc, reg)
+	wr := recordWindows(rc, per, "", "big", "small")
+	var ns []int
+	enqueue := func(key string, from, count int) {
+		var batch []crontab.Job
+		for i := from; i < from+count; i++ {
+			batch = append(batch, crontab.Job{Value: tasks.Count{N: i, Sleep: sleep, Spans: true},
+				Options: []crontab.EnqueueOption{crontab.RateKey(key)}})
+			ns = append(ns, i)
+		}
+		if _, err := c.EnqueueMany(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue("big", 0, big)
+	enqueue("small", smallBase, small)
+	testio.WaitFor(t, 25*time.Second, "every job to end", func() bool {
+		return len(readJobs(t, srv, tasks.JobsKey)) >= big+small
+	})
+	windows := wr.finish(t, per)
+	checkRate(t, `key "big"`, windows["big"], n, per)
+	checkRate(t, `key "small"`, windows["small"], n, per)
+	if len(windows["big"]) != big || len(windows["small"]) != small || len(windows[""]) != 0 {
+		t.Errorf("windows hold %d (big), %d (small), %d (the type's) starts: want %d, %d, 0",
+			len(windows["big"]), len(windows["small"]), len(windows[""]), big, small)
+	}
+	endedOnce(t, srv, ns)
+	checkNoneDead(t, rc)
+	if t.Failed() {
+		return
+	}
+	// On Redis time: big's start n+1 waited for big's window to slide;
+	// small's did not wait for it.
+	slid, lastSmall := windows["big"][n], windows["small"][small-1]
+	if !lastSmall.Before(slid) {
+		t.Errorf("small's last start %v after big's first start: not before big's window slid (%v): big's full window held small back",
+			lastSmall.Sub(windows["big"][0]), slid.Sub(windows["big"][0]))
+	}
+	var smallEnd, bigEnd time.Time
+	for _, s := range readSpans(t, srv) {
+		var k int
+		_, _ = fmt.Sscanf(s.run, "%d|", &k)
+		if k >= smallBase {
+			smallEnd = later(smallEnd, s.end)
+		} else {
+			bigEnd = later(bigEnd, s.end)
+		}
+	}
+	if bigEnd.Sub(smallEnd) < per {
+		t.Errorf("small's jobs ended %v before big's, want at least a window (%v) before", bigEnd.Sub(smallEnd), per)
+	}
+	t.Logf("small's last start %v and last end %v after big's first start; big's window slid at %v, big's last end %v",
+		lastSmall.Sub(windows["big"][0]), smallEnd.Sub(windows["big"][0]), slid.Sub(windows["big"][0]), bigEnd.Sub(windows["big"][0]))
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
