@@ -109,6 +109,21 @@ func (w *worker) stop(t *testing.T) {
 	}
 }
 
+// wait waits up to d for the process to exit by itself (a producer, see
+// worker/produce.go) and fails t unless it exits cleanly.
+func (w *worker) wait(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case err := <-w.done:
+		if err != nil {
+			b, _ := os.ReadFile(w.log)
+			t.Fatalf("worker %s: %v\n%s", w.id, err, b)
+		}
+	case <-time.After(d):
+		t.Fatalf("worker %s did not exit within %v", w.id, d)
+	}
+}
+
 // kill sends SIGKILL and waits for the process to die.
 func (w *worker) kill() {
 	_ = w.cmd.Process.Kill()

@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -315,4 +316,35 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 		f.Starts = starts.Val()
 	}
 	return f, nil
+}
+
+// RateStart is one start recorded in a rate window: Member is its member
+// (the claim's id and a sequence number, unique per start), At its Redis
+// server time.
+type RateStart struct {
+	Member string
+	At     time.Time
+}
+
+// RateWindow reads the starts that the rate window of the type typ holds
+// now, oldest first: the type's own window for rateKey "", else the
+// window of that rate key (RateKey). It reads a window as the claim script
+// leaves it (a start stays at least the window's length after it, and may
+// stay longer, until the next claim of the type removes it) and writes
+// nothing; tests poll it to see every start on Redis time.
+func (r *RDB) RateWindow(ctx context.Context, typ, rateKey string) ([]RateStart, error) {
+	key := r.k.Rate(typ)
+	if rateKey != "" {
+		key = r.k.RateKey(typ, rateKey)
+	}
+	zs, err := r.c.ZRangeWithScores(ctx, key, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("rate window of %q: %w", typ, err)
+	}
+	out := make([]RateStart, len(zs))
+	for i, z := range zs {
+		m, _ := z.Member.(string)
+		out[i] = RateStart{Member: m, At: time.UnixMilli(int64(z.Score))}
+	}
+	return out, nil
 }

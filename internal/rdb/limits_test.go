@@ -115,6 +115,20 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	if next < now+900 || next > now+1100 {
 		t.Errorf("next due %d, want when the oldest start leaves the window: about %d", next, now+1000)
 	}
+	for _, key := range []string{"", "a", "b"} {
+		w, err := r.RateWindow(ctx, "rated", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w) != 2 || w[0].Member == w[1].Member {
+			t.Fatalf("window %q holds %+v: want the 2 starts of claim p#1", key, w)
+		}
+		for _, s := range w {
+			if ms := s.At.UnixMilli(); ms < now || ms > now+1000 {
+				t.Errorf("window %q: start %+v at %d, want the claim's server time (about %d)", key, s, ms, now)
+			}
+		}
+	}
 	got, _, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	if len(got) != 0 {
 		t.Fatalf("claimed %v over the rate", claimIDs(got))

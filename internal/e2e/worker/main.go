@@ -6,7 +6,10 @@
 // names to run; default all), WORKER_CLOCK_OFFSET (a Go duration added to
 // this process's local clock, to test skew), WORKER_ID (process id),
 // WORKER_RUN_LEASE (a Go duration for WithRunLease; default the runtime's),
-// WORKER_MAX_RUNNING (the count job's TaskConfig.MaxRunning).
+// WORKER_MAX_RUNNING (the count job's TaskConfig.MaxRunning), WORKER_RATE
+// (the count job's TaskConfig.Rate, "N/D"), WORKER_WORKERS (WithWorkers).
+// With WORKER_PRODUCE set it runs no scheduler: it enqueues count jobs and
+// exits (see produce).
 // The task "capped" (only when WORKER_TASKS names it) is concurrent with
 // max_running=1, every second, and holds its slot until the worker stops;
 // each run appends "process|fire_ms|start_ms" to cappedKey as it starts.
@@ -67,22 +70,25 @@ func run() error {
 			}
 		}
 	}
-	if s := os.Getenv("WORKER_MAX_RUNNING"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("WORKER_MAX_RUNNING: %w", err)
-		}
-		capped := crontab.NewRegistry()
-		for _, e := range reg.Entries() {
-			cfg := e.Config()
-			if cfg.Name == "count" {
-				cfg.MaxRunning = n
-			}
-			if err := capped.Add(cfg); err != nil {
-				return err
+	if mr, rate := os.Getenv("WORKER_MAX_RUNNING"), os.Getenv("WORKER_RATE"); mr != "" || rate != "" {
+		var n int
+		var r crontab.Rate
+		if mr != "" {
+			if n, err = strconv.Atoi(mr); err != nil {
+				return fmt.Errorf("WORKER_MAX_RUNNING: %w", err)
 			}
 		}
-		reg = capped
+		if rate != "" {
+			if r, err = crontab.ParseRate(rate); err != nil {
+				return fmt.Errorf("WORKER_RATE: %w", err)
+			}
+		}
+		if reg, err = tasks.LimitCount(reg, n, r); err != nil {
+			return err
+		}
+	}
+	if os.Getenv("WORKER_PRODUCE") != "" {
+		return produce(rdb, reg)
 	}
 	local := time.Now
 	if s := os.Getenv("WORKER_CLOCK_OFFSET"); s != "" {
@@ -111,6 +117,13 @@ func run() error {
 			return fmt.Errorf("WORKER_RUN_LEASE: %w", err)
 		}
 		opts = append(opts, crontab.WithRunLease(d))
+	}
+	if s := os.Getenv("WORKER_WORKERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("WORKER_WORKERS: %w", err)
+		}
+		opts = append(opts, crontab.WithWorkers(n))
 	}
 	s, err := crontab.NewScheduler(rdb, reg, opts...)
 	if err != nil {

@@ -26,6 +26,11 @@ const (
 	// AbandonedKey gets "task|fire_ms|process|reporter" per call of the
 	// worker's Abandoned hook (the worker writes it, not a task).
 	AbandonedKey = "e2e:abandoned"
+	// ProducedKey gets "n|result|id|before_us|after_us|process|error" per
+	// enqueue of the worker's producer mode (the worker writes it): result
+	// is ok, dup (id is then the job holding the identity) or err; before
+	// and after are the Redis server's time around the enqueue.
+	ProducedKey = "e2e:produced"
 )
 
 // Tick records every fire.
@@ -122,4 +127,21 @@ func (c Count) Handle(ctx context.Context) error {
 		}
 	}
 	return record(ctx, JobsKey, rec)
+}
+
+// LimitCount returns a registry of reg's tasks in which the count job type
+// has maxRunning and rate as its flow control (TaskConfig.MaxRunning,
+// Rate), for the workers and the clients of the flow-control tests.
+func LimitCount(reg *crontab.Registry, maxRunning int, rate crontab.Rate) (*crontab.Registry, error) {
+	out := crontab.NewRegistry()
+	for _, e := range reg.Entries() {
+		cfg := e.Config()
+		if cfg.Name == "count" {
+			cfg.MaxRunning, cfg.Rate = maxRunning, rate
+		}
+		if err := out.Add(cfg); err != nil {
+			return nil, fmt.Errorf("limit count: %w", err)
+		}
+	}
+	return out, nil
 }
