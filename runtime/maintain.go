@@ -400,10 +400,11 @@ func (mt *maintainer) typeLimits() []rdb.TypeLimit {
 	var out []rdb.TypeLimit
 	for _, e := range mt.reg.Entries() {
 		c := e.Config()
-		if e.Schedule() != nil || (c.MaxRunning == 0 && c.Rate.IsZero()) {
+		if e.Schedule() != nil || (c.MaxRunning == 0 && c.Rate.IsZero() && c.Priority == 0) {
 			continue
 		}
-		out = append(out, rdb.TypeLimit{Type: c.Name, MaxRunning: c.MaxRunning, RateN: c.Rate.N, RatePerMS: c.Rate.Per.Milliseconds()})
+		out = append(out, rdb.TypeLimit{Type: c.Name, MaxRunning: c.MaxRunning, RateN: c.Rate.N, RatePerMS: c.Rate.Per.Milliseconds(),
+			Priority: c.Priority})
 	}
 	return out
 }

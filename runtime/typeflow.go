@@ -20,6 +20,9 @@ type TypeFlow struct {
 	// process publishing it, in process id order, has them.
 	MaxRunning int
 	Rate       Rate
+	// Priority is its priority (TaskConfig.Priority), as published with
+	// the limits.
+	Priority int
 	// Processes counts the live processes that publish limits for it;
 	// Disagree is true when they publish different ones (a deploy in
 	// progress: each enforces its own on the jobs it claims).
@@ -64,8 +67,8 @@ func (in *Inspector) TypeFlow(ctx context.Context, name string) (TypeFlow, bool,
 			}
 			r := Rate{N: l.RateN, Per: time.Duration(l.RatePerMS) * time.Millisecond}
 			if f.Processes == 0 {
-				f.MaxRunning, f.Rate = l.MaxRunning, r
-			} else if l.MaxRunning != f.MaxRunning || r != f.Rate {
+				f.MaxRunning, f.Rate, f.Priority = l.MaxRunning, r, l.Priority
+			} else if l.MaxRunning != f.MaxRunning || r != f.Rate || l.Priority != f.Priority {
 				f.Disagree = true
 			}
 			f.Processes++

@@ -514,17 +514,21 @@ func showTypeFlow(c *cli, f crontab.TypeFlow) error {
 			Type       string `json:"type"`
 			MaxRunning int    `json:"max_running,omitempty"`
 			Rate       string `json:"rate,omitempty"`
+			Priority   int    `json:"priority,omitempty"`
 			Running    int64  `json:"running"`
 			Starts     int64  `json:"starts_in_window"`
 			Processes  int    `json:"processes"`
 			Disagree   bool   `json:"disagree,omitempty"`
-		}{f.Type, f.MaxRunning, f.Rate.String(), f.Running, f.Starts, f.Processes, f.Disagree}
+		}{f.Type, f.MaxRunning, f.Rate.String(), f.Priority, f.Running, f.Starts, f.Processes, f.Disagree}
 		return c.out(v, nil)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "job type:\t%s\n", f.Type)
 	if f.MaxRunning > 0 {
 		fmt.Fprintf(tw, "max running:\t%d (running now: %d)\n", f.MaxRunning, f.Running)
+	}
+	if f.Priority != 0 {
+		fmt.Fprintf(tw, "priority:\t%d\n", f.Priority)
 	}
 	if !f.Rate.IsZero() {
 		fmt.Fprintf(tw, "rate:\t%s (starts in the window now: %d)\n", f.Rate, f.Starts)

@@ -29,7 +29,7 @@ type Heartbeat struct {
 }
 
 // TypeLimit is the flow-control limit of a job type as a process runs it
-// (its registry's TaskConfig.MaxRunning and Rate), published in its
+// (its registry's TaskConfig.MaxRunning, Rate and Priority), published in its
 // process hash (field limits, a JSON array) for operators: the limits
 // themselves are passed to the claim scripts by each process.
 type TypeLimit struct {
@@ -37,6 +37,7 @@ type TypeLimit struct {
 	MaxRunning int    `json:"max_running,omitempty"`
 	RateN      int    `json:"rate_n,omitempty"`
 	RatePerMS  int64  `json:"rate_per_ms,omitempty"`
+	Priority   int    `json:"priority,omitempty"`
 }
 
 // FieldLimits is the process hash's field with its TypeLimits, written
