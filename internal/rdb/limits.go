@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -315,4 +316,38 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 		f.Starts = starts.Val()
 	}
 	return f, nil
+}
+
+// RateStart is one start counted in a rate window: the member the job
+// claim added for it (unique per start) and the claim's Redis server time,
+// unix ms.
+type RateStart struct {
+	Member string
+	AtMS   int64
+}
+
+// RateStarts reads the starts in the rate window of the job type typ (the
+// type's own window, not a rate key's) scored fromMS or later, oldest
+// first, and the Redis server time of the read, unix ms, in one MULTI: no
+// claim runs between the two, so every start of a claim after the read is
+// scored nowMS or later. A start stays in the window for at least the
+// rate's Per after its score (the claim removes only members scored now -
+// per or earlier, and the key expires per after the latest claim that
+// touched it), so reads less than Per apart, each from the previous read's
+// nowMS, see every start once or more. For measurement (crontabbench).
+func (r *RDB) RateStarts(ctx context.Context, typ string, fromMS int64) (starts []RateStart, nowMS int64, err error) {
+	key := r.k.Rate(typ)
+	pipe := r.c.TxPipeline()
+	zr := pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, ByScore: true,
+		Start: strconv.FormatInt(fromMS, 10), Stop: "+inf"})
+	tm := pipe.Time(ctx)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, fmt.Errorf("read rate window %s: %w", key, err)
+	}
+	starts = make([]RateStart, 0, len(zr.Val()))
+	for _, z := range zr.Val() {
+		m, _ := z.Member.(string)
+		starts = append(starts, RateStart{Member: m, AtMS: int64(z.Score)})
+	}
+	return starts, tm.Val().UnixMilli(), nil
 }
