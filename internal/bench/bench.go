@@ -2,7 +2,9 @@
 // `make bench`: it starts a private redis-server, runs the scenarios of
 // issue 6 (burst, spread, periodic, scale, failover) against the runtime
 // and, for burst and spread, against a naive poller shaped like the classic
-// delay-queue demo, then prints a table and writes JSON.
+// delay-queue demo, then prints a table and writes JSON. S1 can also run
+// again with a limited job type (max_running, rate) and as a mixed-priority
+// backlog (issue 15), on worker processes.
 //
 // Lag is always handler start minus the scheduled instant. Every process of
 // a run (the bench, its worker processes and redis-server) is on one
