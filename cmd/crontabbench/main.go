@@ -59,8 +59,15 @@
 //	-run-lease D         S5 workers' WithRunLease (default: the runtime's, 1.5s)
 //	-with-tasks          S1 and S2 schedulers run WithTasks(their job type): the roles claim
 //	-max-running N       also run S1 with the job type's max_running N on
-//	                     -limit-procs schedulers (default 3): most runs at once, drain
-//	-rate N/D            also run S1 with the job type's rate: most starts in a window, drain
+//	                     -limit-procs worker processes (default 3): most runs at
+//	                     once (handler start and end times of every process), drain
+//	-rate N/D            also run S1 with the job type's rate on -limit-procs
+//	                     worker processes: most starts in a window on Redis time
+//	                     at the claim (read from the rate window), drain
+//	-priority            also run a backlog of -priority-jobs jobs (default 30000)
+//	                     of each of three job types at priority 0, 5 and 10, due
+//	                     at one instant, on -limit-procs worker processes: drain,
+//	                     lag p50/p99 per priority, the order they finished in
 //	-workers N           WithWorkers of the scheduler under test (default: the runtime's)
 //	-batch N             WithBatch of the scheduler under test (default: the runtime's)
 //	-cpuprofile PATH     CPU profile of this process during the S1 drain
@@ -70,7 +77,7 @@
 //	                     round trips per job, top commands of INFO commandstats)
 //
 // Run as `crontabbench __worker ...`, the binary is a scheduler process of
-// S3 and S5 (see bench.WorkerMain); the bench starts those itself. With
+// S3, S5 and the limited and priority S1 (see bench.WorkerMain); the bench starts those itself. With
 // CRONTABBENCH_KEEP=1 in the environment their logs (warnings and errors of
 // the runtime) are kept and their directory printed.
 //
@@ -123,7 +130,9 @@ func main() {
 	flag.BoolVar(&cfg.WithTasks, "with-tasks", false, "S1 and S2 schedulers run WithTasks(their job type)")
 	flag.IntVar(&cfg.MaxRunning, "max-running", 0, "also run S1 with the job type's max_running (0: no)")
 	rate := flag.String("rate", "", `also run S1 with the job type's rate, e.g. "20000/s" ("": no)`)
-	flag.IntVar(&cfg.LimitProcs, "limit-procs", 3, "schedulers of the limited S1 (-max-running, -rate)")
+	flag.IntVar(&cfg.LimitProcs, "limit-procs", 3, "worker processes of the limited and priority S1 (-max-running, -rate, -priority)")
+	priority := flag.Bool("priority", false, "also run the mixed-priority backlog (priority 0, 5, 10)")
+	priorityJobs := flag.Int("priority-jobs", 30000, "jobs of each priority of the -priority backlog")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")
@@ -137,6 +146,13 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.Rate = r
+	}
+	if *priority {
+		if *priorityJobs < 1 {
+			fmt.Fprintf(os.Stderr, "crontabbench: -priority-jobs %d: want 1 or more\n", *priorityJobs)
+			os.Exit(2)
+		}
+		cfg.PriorityJobs = *priorityJobs
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "crontabbench: unexpected arguments %q\n", flag.Args())

@@ -67,8 +67,8 @@ func (e *env) runJobsNaive(ctx context.Context, name string, due []int64) (jobOu
 				rec.bad.Add(1)
 				return
 			}
-			rec.started(j.N, now, time.UnixMilli(due[j.N]))
-			rec.completed()
+			rec.ran(j.N, now, now, time.UnixMilli(due[j.N]))
+			rec.completed(time.Now().UnixNano())
 		})
 	})
 	defer func() { cancel(); wg.Wait() }()

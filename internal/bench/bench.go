@@ -2,7 +2,9 @@
 // `make bench`: it starts a private redis-server, runs the scenarios of
 // issue 6 (burst, spread, periodic, scale, failover) against the runtime
 // and, for burst and spread, against a naive poller shaped like the classic
-// delay-queue demo, then prints a table and writes JSON.
+// delay-queue demo, then prints a table and writes JSON. S1 can also run
+// again with a limited job type (max_running, rate) and as a mixed-priority
+// backlog (issue 15), on worker processes.
 //
 // Lag is always handler start minus the scheduled instant. Every process of
 // a run (the bench, its worker processes and redis-server) is on one
@@ -55,13 +57,19 @@ type Config struct {
 	ProcessTTL     time.Duration // S5: WithProcessTTL of the workers (0: the runtime's default)
 	RunLease       time.Duration // S5: WithRunLease of the workers (0: the runtime's default)
 	// MaxRunning and Rate, when set, run S1 again with the job type's
-	// TaskConfig.MaxRunning or Rate, on LimitProcs schedulers (in this
-	// process), after the unlimited S1, and report the most runs at once
-	// against the cap, the most starts in any window against the rate, and
-	// the drain against the unlimited S1's.
+	// TaskConfig.MaxRunning or Rate, on LimitProcs worker processes, after
+	// the unlimited S1, and report the most runs at once against the cap
+	// (from the handlers' start and end times in every process), the most
+	// starts in any window against the rate (on Redis time at the claim,
+	// read from the rate window), and the drain against the unlimited S1's.
 	MaxRunning int
 	Rate       crontab.Rate
 	LimitProcs int
+	// PriorityJobs, when set, runs after S1 a backlog of that many jobs of
+	// each of three job types at priority 0, 5 and 10, all due at one
+	// instant, on LimitProcs worker processes: the drain, and per priority
+	// the lag and the order in which they finished.
+	PriorityJobs int
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

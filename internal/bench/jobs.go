@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,20 +23,23 @@ const namespace = "bench"
 // jobType is the registered name of benchJob.
 const jobType = "bench job"
 
-// benchJob is the job of S1, S2 and S4: it records when it started.
+// benchJob is the job of S1, S2 and S4: it reports its run to sink.
 type benchJob struct {
-	N   int `json:"n"`
-	rec *recorder
+	N    int `json:"n"`
+	sink runSink
 }
 
-// Handle records the start of the run.
+// Handle reports the run: its start, its end and its scheduled instant.
 func (j *benchJob) Handle(ctx context.Context) error {
-	n := j.rec.running.Add(1)
-	for m := j.rec.most.Load(); n > m && !j.rec.most.CompareAndSwap(m, n); m = j.rec.most.Load() {
-	}
-	j.rec.started(j.N, time.Now(), crontab.FireTime(ctx))
-	j.rec.running.Add(-1)
+	start := time.Now()
+	j.sink.ran(j.N, start, time.Now(), crontab.FireTime(ctx))
 	return nil
+}
+
+// runSink receives the runs of numbered bench jobs: the recorder in this
+// process, a worker's stdout in a worker process.
+type runSink interface {
+	ran(n int, start, end, fire time.Time)
 }
 
 // recorder collects the runs of n numbered jobs and tells when all of them
@@ -43,15 +47,17 @@ func (j *benchJob) Handle(ctx context.Context) error {
 type recorder struct {
 	n      int
 	start  []atomic.Int64 // handler start, unix ns, of the first run
+	end    []atomic.Int64 // handler end, unix ns, of the first run
 	fire   []atomic.Int64 // scheduled instant the scheduler reported, unix ns
 	runs   []atomic.Int32
 	bad    atomic.Int64 // runs of a number outside 0..n-1
 	done   atomic.Int64
-	doneAt atomic.Int64 // unix ns of the n-th completion
+	doneAt atomic.Int64 // unix ns of the latest completion
 	all    chan struct{}
 	once   sync.Once
-	// running counts handlers running now, most the most at once.
-	running, most atomic.Int64
+	// rate is what the watch of the rate window saw (runs of a rated
+	// type only; see env.watchRate).
+	rate *rateWatch
 }
 
 // mostInWindow returns the most handler starts in any window of length d.
@@ -62,10 +68,16 @@ func (r *recorder) mostInWindow(d time.Duration) int {
 			s = append(s, v)
 		}
 	}
+	return mostWithin(s, int64(d))
+}
+
+// mostWithin returns the most of the instants s (sorted here) in any
+// half-open window of length d: (t-d, t].
+func mostWithin(s []int64, d int64) int {
 	slices.Sort(s)
 	most, lo := 0, 0
 	for hi := range s {
-		for s[hi]-s[lo] >= int64(d) {
+		for s[hi]-s[lo] >= d {
 			lo++
 		}
 		most = max(most, hi-lo+1)
@@ -73,19 +85,54 @@ func (r *recorder) mostInWindow(d time.Duration) int {
 	return most
 }
 
+// mostAtOnce returns the most handlers running at once, from the start
+// and end of every run (one clock: every process is on this machine). A run
+// that ends at the instant another starts does not overlap it.
+func (r *recorder) mostAtOnce() int {
+	type edge struct {
+		at int64
+		d  int
+	}
+	edges := make([]edge, 0, 2*r.n)
+	for i := range r.n {
+		if s, e := r.start[i].Load(), r.end[i].Load(); s != 0 {
+			edges = append(edges, edge{s, 1}, edge{max(e, s), -1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return a.d - b.d // ends first
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.d
+		most = max(most, now)
+	}
+	return most
+}
+
 func newRecorder(n int) *recorder {
-	return &recorder{n: n, start: make([]atomic.Int64, n), fire: make([]atomic.Int64, n),
+	return &recorder{n: n, start: make([]atomic.Int64, n), end: make([]atomic.Int64, n), fire: make([]atomic.Int64, n),
 		runs: make([]atomic.Int32, n), all: make(chan struct{})}
 }
 
-func (r *recorder) started(i int, now, fire time.Time) {
+func (r *recorder) ran(i int, start, end, fire time.Time) {
+	r.record(i, start.UnixNano(), end.UnixNano(), fire.UnixNano())
+}
+
+// record counts a run of job i (times in unix ns); only the first run's
+// times are kept.
+func (r *recorder) record(i int, start, end, fire int64) {
 	if i < 0 || i >= r.n {
 		r.bad.Add(1)
 		return
 	}
 	if r.runs[i].Add(1) == 1 {
-		r.start[i].Store(now.UnixNano())
-		r.fire[i].Store(fire.UnixNano())
+		r.start[i].Store(start)
+		r.end[i].Store(end)
+		r.fire[i].Store(fire)
 	}
 }
 
@@ -93,13 +140,16 @@ func (r *recorder) started(i int, now, fire time.Time) {
 // the ack is written); runs of scheduled tasks are not counted.
 func (r *recorder) OnComplete(_ context.Context, res crontab.Result) {
 	if res.JobID != "" {
-		r.completed()
+		r.completed(time.Now().UnixNano())
 	}
 }
 
-func (r *recorder) completed() {
+// completed counts one completion at the instant at (unix ns); doneAt is
+// the latest, as worker processes report theirs out of order.
+func (r *recorder) completed(at int64) {
+	for d := r.doneAt.Load(); at > d && !r.doneAt.CompareAndSwap(d, at); d = r.doneAt.Load() {
+	}
 	if r.done.Add(1) == int64(r.n) {
-		r.doneAt.Store(time.Now().UnixNano())
 		r.once.Do(func() { close(r.all) })
 	}
 }
@@ -133,10 +183,19 @@ type jobOutcome struct {
 
 // analyze compares the recorded runs with the planned instants (unix ms).
 func (r *recorder) analyze(due []int64, checkFire bool) jobOutcome {
-	o := jobOutcome{Jobs: r.n}
+	return r.analyzeOf(due, checkFire, nil)
+}
+
+// analyzeOf is analyze of the jobs i for which of(i) holds (nil: all).
+func (r *recorder) analyzeOf(due []int64, checkFire bool, of func(i int) bool) jobOutcome {
+	var o jobOutcome
 	lags := make([]time.Duration, 0, r.n)
 	first, last := int64(0), int64(0)
 	for i := range r.n {
+		if of != nil && !of(i) {
+			continue
+		}
+		o.Jobs++
 		switch n := r.runs[i].Load(); {
 		case n == 0:
 			o.Missing++
@@ -220,20 +279,12 @@ func (st *started) stop() error {
 }
 
 func jobRegistry(rec *recorder) (*crontab.Registry, error) {
-	return limitedRegistry(rec, 0, crontab.Rate{})
+	return workload{kinds: kindPlain}.registry(rec)
 }
 
-// limitedRegistry is jobRegistry with the job type's MaxRunning and Rate.
-func limitedRegistry(rec *recorder, maxRunning int, rate crontab.Rate) (*crontab.Registry, error) {
-	reg := crontab.NewRegistry()
-	err := reg.Add(crontab.TaskConfig{Name: jobType, Timeout: time.Minute, MaxRunning: maxRunning, Rate: rate,
-		New: func() crontab.TaskInterface { return &benchJob{rec: rec} }})
-	return reg, err
-}
-
-// enqueueOurs enqueues job i at due[i] (unix ms) with EnqueueMany, in
-// chunks, and returns the rate.
-func (e *env) enqueueOurs(ctx context.Context, reg *crontab.Registry, due []int64, chunk int) (float64, error) {
+// enqueueOurs enqueues job i, of the kind kinds[i%len(kinds)], at due[i]
+// (unix ms) with EnqueueMany, in chunks, and returns the rate.
+func (e *env) enqueueOurs(ctx context.Context, reg *crontab.Registry, due []int64, kinds []jobKind, chunk int) (float64, error) {
 	rdb := redis.NewClient(e.srv.Options())
 	defer rdb.Close()
 	c := crontab.NewClient(rdb, reg, crontab.WithNamespace(namespace))
@@ -242,53 +293,75 @@ func (e *env) enqueueOurs(ctx context.Context, reg *crontab.Registry, due []int6
 	for i := 0; i < len(due); i += chunk {
 		jobs = jobs[:0]
 		for k := i; k < min(i+chunk, len(due)); k++ {
-			jobs = append(jobs, crontab.Job{Value: &benchJob{N: k}, Options: []crontab.EnqueueOption{crontab.At(time.UnixMilli(due[k]))}})
+			jobs = append(jobs, crontab.Job{Value: kinds[k%len(kinds)].job(k, nil), Options: []crontab.EnqueueOption{crontab.At(time.UnixMilli(due[k]))}})
 		}
 		if _, err := c.EnqueueMany(ctx, jobs); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("enqueue jobs %d to %d: %w", i, min(i+chunk, len(due))-1, err)
 		}
 	}
 	return float64(len(due)) / time.Since(t0).Seconds(), nil
 }
 
-// runJobsOurs runs the scheduler on jobs due at due[i] and measures them.
+// runJobsOurs runs one scheduler, in this process, on jobs of the one
+// bench job type due at due[i] and measures them.
 func (e *env) runJobsOurs(ctx context.Context, name string, due []int64, profile string) (jobOutcome, error) {
-	o, _, err := e.runJobsLimited(ctx, name, due, profile, 0, crontab.Rate{}, 1)
+	o, _, err := e.runJobs(ctx, name, due, profile, workload{kinds: kindPlain})
 	return o, err
 }
 
-// runJobsLimited is runJobsOurs with the job type's MaxRunning and Rate,
-// on procs schedulers; it also returns the recorder.
-func (e *env) runJobsLimited(ctx context.Context, name string, due []int64, profile string, maxRunning int, rate crontab.Rate, procs int) (jobOutcome, *recorder, error) {
+// runJobs runs the workload w on jobs due at due[i]: its schedulers (in
+// this process, or w.procs worker processes that report every run on their
+// stdout), then drainJobs; it also returns the recorder.
+func (e *env) runJobs(ctx context.Context, name string, due []int64, profile string, w workload) (jobOutcome, *recorder, error) {
 	rec := newRecorder(len(due))
-	reg, err := limitedRegistry(rec, maxRunning, rate)
+	reg, err := w.registry(rec)
 	if err != nil {
 		return jobOutcome{}, nil, err
 	}
-	opts := []crontab.Option{crontab.WithListener(rec)}
-	if e.cfg.WithTasks {
-		opts = append(opts, crontab.WithTasks(jobType))
-		e.logf("%s: the scheduler runs WithTasks(%q)", name, jobType)
+	w.withTasks = e.cfg.WithTasks
+	if w.withTasks {
+		e.logf("%s: the schedulers run WithTasks(%q)", name, w.typeNames())
 	}
-	var st *started
-	for range procs {
-		s, err := e.startScheduler(ctx, reg, opts...)
+	var count *counter
+	if w.procs == 0 {
+		opts := []crontab.Option{crontab.WithListener(rec)}
+		if w.withTasks {
+			opts = append(opts, crontab.WithTasks(w.typeNames()...))
+		}
+		st, err := e.startScheduler(ctx, reg, opts...)
 		if err != nil {
 			return jobOutcome{}, nil, err
 		}
-		defer s.stop()
-		if st == nil {
-			st = s
+		defer st.stop()
+		count = st.count
+	} else {
+		f, err := e.newFleet()
+		if err != nil {
+			return jobOutcome{}, nil, err
+		}
+		f.rec = rec
+		defer f.stop()
+		for range w.procs {
+			if _, err := f.spawn(ctx, 0, w.workerArgs()...); err != nil {
+				return jobOutcome{}, nil, err
+			}
 		}
 	}
-	o, err := e.drainJobs(ctx, name, due, profile, rec, reg, st)
+	var during func(context.Context) func()
+	if !w.rate.IsZero() {
+		during = func(ctx context.Context) func() { return e.watchRate(ctx, w.kinds[0].name, w.rate.Per, rec) }
+	}
+	o, err := e.drainJobs(ctx, name, due, profile, rec, reg, w.kinds, count, during)
 	return o, rec, err
 }
 
-// drainJobs enqueues due and waits for rec to see every job run; st's
-// counter is the cost measured.
-func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile string, rec *recorder, reg *crontab.Registry, st *started) (jobOutcome, error) {
-	rate, err := e.enqueueOurs(ctx, reg, due, 5000)
+// drainJobs enqueues due and waits for rec to see every job run; count,
+// when not nil, counts the round trips of the scheduler (nil: it is in
+// other processes). during, when not nil, is called just before the first
+// job is due and the function it returns once every job completed.
+func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile string, rec *recorder, reg *crontab.Registry,
+	kinds []jobKind, count *counter, during func(context.Context) func()) (jobOutcome, error) {
+	rate, err := e.enqueueOurs(ctx, reg, due, kinds, 5000)
 	if err != nil {
 		return jobOutcome{}, err
 	}
@@ -297,7 +370,10 @@ func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile s
 	}
 	time.Sleep(time.Until(time.UnixMilli(due[0]).Add(-50 * time.Millisecond)))
 	before := snapshot(ctx, e.admin)
-	trips0, cmds0 := st.count.trips.Load(), st.count.cmds.Load()
+	if count == nil {
+		count = &counter{}
+	}
+	trips0, cmds0 := count.trips.Load(), count.cmds.Load()
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -309,8 +385,14 @@ func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile s
 		}
 		defer pprof.StopCPUProfile()
 	}
+	stop := func() {}
+	if during != nil {
+		stop = during(ctx)
+	}
 	span := time.UnixMilli(due[len(due)-1]).Sub(time.UnixMilli(due[0]))
-	if err := rec.wait(ctx, span+time.Minute+time.Duration(len(due))*time.Millisecond); err != nil {
+	err = rec.wait(ctx, span+time.Minute+time.Duration(len(due))*time.Millisecond)
+	stop()
+	if err != nil {
 		return jobOutcome{}, err
 	}
 	if profile != "" {
@@ -319,7 +401,7 @@ func (e *env) drainJobs(ctx context.Context, name string, due []int64, profile s
 	after := snapshot(ctx, e.admin)
 	o := rec.analyze(due, true)
 	o.EnqueueRate = rate
-	o.Cost = before.to(after, len(due), st.count.trips.Load()-trips0, st.count.cmds.Load()-cmds0)
+	o.Cost = before.to(after, len(due), count.trips.Load()-trips0, count.cmds.Load()-cmds0)
 	e.fillDrain(&o, rec, due[0])
 	if e.cfg.Verbose {
 		e.logf("%s ours: %s", name, o.Cost)
@@ -356,11 +438,7 @@ func leadFor(n int) time.Duration {
 
 func runBurst(ctx context.Context, e *env) error {
 	n := e.cfg.BurstJobs
-	at := time.Now().Add(leadFor(n)).UnixMilli()
-	due := make([]int64, n)
-	for i := range due {
-		due[i] = at
-	}
+	due := burstDue(n)
 	ours, err := e.runJobsOurs(ctx, "S1", due, e.cfg.CPUProfile)
 	if err != nil {
 		return err
@@ -384,9 +462,14 @@ func runBurst(ctx context.Context, e *env) error {
 		details["baseline"] = b
 		base = &b
 	}
-	sc := fmt.Sprintf("S1 burst %d", n)
+	sc := fmt.Sprintf("S1 burst %d, %s", n, workload{kinds: kindPlain, withTasks: e.cfg.WithTasks})
 	if e.cfg.MaxRunning > 0 || !e.cfg.Rate.IsZero() {
 		if err := e.runBurstLimited(ctx, n, ours, details); err != nil {
+			return err
+		}
+	}
+	if e.cfg.PriorityJobs > 0 {
+		if err := e.runPriority(ctx, details); err != nil {
 			return err
 		}
 	}
@@ -430,7 +513,7 @@ func runSpread(ctx context.Context, e *env) error {
 		base = &b
 	}
 	e.report.Details["s2"] = details
-	sc := fmt.Sprintf("S2 spread %d/%v", n, over)
+	sc := fmt.Sprintf("S2 spread %d/%v, %s", n, over, workload{kinds: kindPlain, withTasks: e.cfg.WithTasks})
 	e.addLags(sc, ours, base, &target{5, "<= 5 ms"})
 	e.add(sc, "started early", "", float64(ours.Early), basePick(base, func(o jobOutcome) float64 { return float64(o.Early) }), true,
 		&target{0, "0"})
@@ -457,44 +540,4 @@ func basePick(b *jobOutcome, f func(jobOutcome) float64) *float64 {
 		return nil
 	}
 	return ptr(f(*b))
-}
-
-// runBurstLimited runs S1 again with the job type's MaxRunning or Rate on
-// LimitProcs schedulers, and reports the most runs at once, the most
-// starts in any window and the drain against the unlimited run's.
-func (e *env) runBurstLimited(ctx context.Context, n int, unlimited jobOutcome, details map[string]any) error {
-	if err := e.admin.FlushAll(ctx).Err(); err != nil {
-		return err
-	}
-	procs := max(e.cfg.LimitProcs, 1)
-	at := time.Now().Add(leadFor(n)).UnixMilli()
-	due := make([]int64, n)
-	for i := range due {
-		due[i] = at
-	}
-	o, rec, err := e.runJobsLimited(ctx, "S1 limited", due, "", e.cfg.MaxRunning, e.cfg.Rate, procs)
-	if err != nil {
-		return err
-	}
-	sc := fmt.Sprintf("S1 burst %d, %d schedulers", n, procs)
-	if e.cfg.MaxRunning > 0 {
-		sc += fmt.Sprintf(", max_running %d", e.cfg.MaxRunning)
-	}
-	if !e.cfg.Rate.IsZero() {
-		sc += ", rate " + e.cfg.Rate.String()
-	}
-	details["limited"] = o
-	e.logf("%s: drain %.0f jobs/s (unlimited %.0f), most at once %d, most starts in a window %d",
-		sc, o.DrainRate, unlimited.DrainRate, rec.most.Load(), rec.mostInWindow(max(e.cfg.Rate.Per, time.Second)))
-	e.add(sc, "drain rate", "jobs/s", o.DrainRate, &unlimited.DrainRate, false, nil)
-	if e.cfg.MaxRunning > 0 {
-		e.add(sc, "most runs at once", "", float64(rec.most.Load()), nil, true,
-			&target{float64(e.cfg.MaxRunning), fmt.Sprintf("<= %d", e.cfg.MaxRunning)})
-	}
-	if !e.cfg.Rate.IsZero() {
-		e.add(sc, "most starts in a window", "", float64(rec.mostInWindow(e.cfg.Rate.Per)), nil, true,
-			&target{float64(e.cfg.Rate.N), fmt.Sprintf("<= %d per %v", e.cfg.Rate.N, e.cfg.Rate.Per)})
-	}
-	e.addCorrectness(sc, o)
-	return nil
 }

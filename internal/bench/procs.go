@@ -43,8 +43,11 @@ type fleet struct {
 	fires  []fireLine
 	skips  []skipLine
 	notify chan fireLine // every fire, when not nil (never blocks the reader)
-	procs  map[string]*proc
-	seq    int
+	// rec, when set before the workers start, receives the runs and
+	// completions of bench jobs they report.
+	rec   *recorder
+	procs map[string]*proc
+	seq   int
 }
 
 // proc is one worker process.
@@ -122,6 +125,9 @@ func (f *fleet) spawn(ctx context.Context, tasks int, extra ...string) (*proc, e
 func (f *fleet) read(id string, sc *bufio.Scanner) {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
+		if len(fields) > 0 && f.rec != nil && f.readJob(fields) {
+			continue
+		}
 		if len(fields) != 4 {
 			continue
 		}
@@ -146,6 +152,31 @@ func (f *fleet) read(id string, sc *bufio.Scanner) {
 			f.mu.Unlock()
 		}
 	}
+}
+
+// readJob passes a "J" or "C" line of a worker running bench jobs to
+// f.rec and tells whether the line was one.
+func (f *fleet) readJob(fields []string) bool {
+	var v [4]int64
+	if len(fields) > len(v)+1 {
+		return false
+	}
+	for i, s := range fields[1:] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return false
+		}
+		v[i] = n
+	}
+	switch {
+	case fields[0] == "J" && len(fields) == 5:
+		f.rec.record(int(v[0]), v[1], v[2], v[3])
+	case fields[0] == "C" && len(fields) == 2:
+		f.rec.completed(v[0])
+	default:
+		return false
+	}
+	return true
 }
 
 // kill sends SIGKILL and waits until the process is reaped.

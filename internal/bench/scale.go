@@ -76,7 +76,7 @@ func runScale(ctx context.Context, e *env) error {
 	}
 	mem0 := usedMemory(ctx, e.admin)
 	u0 := snapshot(ctx, e.admin)
-	rate, err := e.enqueueOurs(ctx, reg, due, chunk)
+	rate, err := e.enqueueOurs(ctx, reg, due, kindPlain, chunk)
 	if err != nil {
 		return err
 	}

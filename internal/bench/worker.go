@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 )
 
 // WorkerArg, as the first argument, runs the bench binary as a scheduler
-// process of S3 and S5 (see WorkerMain).
+// process of S3, S5 and the limited and priority S1 (see WorkerMain).
 const WorkerArg = "__worker"
 
 // WorkerMain is the worker mode: a scheduler process with -tasks every:1s
@@ -26,6 +27,14 @@ const WorkerArg = "__worker"
 // bench uses. For every run it prints "F <task> <fire unix ms> <start unix
 // ns>" to stdout at handler start, and "S <task> <fire unix ms> <reason>" for
 // every skipped fire, each line written at once (so a SIGKILL loses none).
+//
+// With -jobs plain or -jobs priority it also registers the bench job types
+// of S1 or of the priority backlog (with -max-running and -rate), and
+// prints "J <job number> <start unix ns> <end unix ns> <fire unix ns>" for
+// every run and "C <unix ns>" for every job completed (after its ack),
+// buffered and flushed every 20 ms and at exit: the times are in the lines,
+// so the buffering delays no figure.
+//
 // It stops gracefully on SIGTERM.
 func WorkerMain(args []string) error {
 	fs := flag.NewFlagSet("crontabbench "+WorkerArg, flag.ContinueOnError)
@@ -37,11 +46,34 @@ func WorkerMain(args []string) error {
 	lease := fs.Duration("run-lease", 0, "WithRunLease (0: the default)")
 	workers := fs.Int("workers", 0, "WithWorkers (0: the default)")
 	batch := fs.Int("batch", 0, "WithBatch (0: the default)")
+	jobs := fs.String("jobs", "", `bench job types to run: "plain" (S1's) or "priority" ("": none)`)
+	maxRunning := fs.Int("max-running", 0, "MaxRunning of the job types")
+	rate := fs.String("rate", "", "Rate of the job types, N/D")
+	withTasks := fs.Bool("with-tasks", false, "WithTasks(the job types)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *tasks < 1 || *tasks > len(tickFactories) {
-		return fmt.Errorf("-tasks %d: want 1 to %d", *tasks, len(tickFactories))
+	lo := 1
+	if *jobs != "" {
+		lo = 0
+	}
+	if *tasks < lo || *tasks > len(tickFactories) {
+		return fmt.Errorf("-tasks %d: want %d to %d", *tasks, lo, len(tickFactories))
+	}
+	var w workload
+	if *jobs != "" {
+		kinds, ok := kindSets[*jobs]
+		if !ok {
+			return fmt.Errorf("-jobs %q: want plain or priority", *jobs)
+		}
+		w = workload{kinds: kinds, maxRunning: *maxRunning, withTasks: *withTasks}
+		if *rate != "" {
+			r, err := crontab.ParseRate(*rate)
+			if err != nil {
+				return fmt.Errorf("-rate: %w", err)
+			}
+			w.rate = r
+		}
 	}
 	opt, err := redis.ParseURL(*url)
 	if err != nil {
@@ -51,6 +83,14 @@ func WorkerMain(args []string) error {
 	defer rdb.Close()
 	workerSleep = *sleepFor
 	reg := crontab.NewRegistry()
+	var out *lineWriter
+	if *jobs != "" {
+		out = newLineWriter(os.Stdout)
+		defer out.close()
+		if reg, err = w.registry(out); err != nil {
+			return err
+		}
+	}
 	for i := range *tasks {
 		if err := reg.Add(crontab.TaskConfig{Name: tickName(i), Expression: "every:1s", Timeout: 30 * time.Second,
 			New: tickFactories[i]}); err != nil {
@@ -76,6 +116,12 @@ func WorkerMain(args []string) error {
 	if *batch > 0 {
 		opts = append(opts, crontab.WithBatch(*batch))
 	}
+	if out != nil {
+		opts = append(opts, crontab.WithListener(out))
+		if w.withTasks {
+			opts = append(opts, crontab.WithTasks(append(w.typeNames(), tickNames(*tasks)...)...))
+		}
+	}
 	s, err := crontab.NewScheduler(rdb, reg, opts...)
 	if err != nil {
 		return err
@@ -86,6 +132,76 @@ func WorkerMain(args []string) error {
 }
 
 func tickName(i int) string { return fmt.Sprintf("tick-%03d", i) }
+
+func tickNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = tickName(i)
+	}
+	return names
+}
+
+// lineWriter is the stdout of a worker running bench jobs: "J" and "C"
+// lines (see WorkerMain), buffered, flushed every 20 ms and by close.
+type lineWriter struct {
+	mu   sync.Mutex
+	w    *bufio.Writer
+	buf  []byte
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newLineWriter(f *os.File) *lineWriter {
+	l := &lineWriter{w: bufio.NewWriterSize(f, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				l.mu.Lock()
+				_ = l.w.Flush()
+				l.mu.Unlock()
+			}
+		}
+	}()
+	return l
+}
+
+// line writes fields, space-separated, as one line.
+func (l *lineWriter) line(kind byte, fields ...int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := append(l.buf[:0], kind)
+	for _, f := range fields {
+		b = strconv.AppendInt(append(b, ' '), f, 10)
+	}
+	l.buf = append(b, '\n')
+	_, _ = l.w.Write(l.buf)
+}
+
+func (l *lineWriter) ran(n int, start, end, fire time.Time) {
+	l.line('J', int64(n), start.UnixNano(), end.UnixNano(), fire.UnixNano())
+}
+
+// OnComplete reports a completed job (the runs of tick tasks are not).
+func (l *lineWriter) OnComplete(_ context.Context, res crontab.Result) {
+	if res.JobID != "" {
+		l.line('C', time.Now().UnixNano())
+	}
+}
+
+// close stops the flushes and writes what is buffered.
+func (l *lineWriter) close() {
+	close(l.stop)
+	<-l.done
+	l.mu.Lock()
+	_ = l.w.Flush()
+	l.mu.Unlock()
+}
 
 // workerSleep is how long a tick run lasts (worker mode only).
 var workerSleep time.Duration

@@ -47,13 +47,13 @@ func recordWindows(rc *redis.Client, per time.Duration, keys ...string) *windowR
 		for {
 			stopped := ctx.Err() != nil
 			for _, k := range keys {
-				w, err := db.RateWindow(context.WithoutCancel(ctx), "count", k)
+				w, _, err := db.RateStarts(context.WithoutCancel(ctx), "count", k, 0)
 				wr.mu.Lock()
 				if err != nil && wr.pollErr == nil {
 					wr.pollErr = err
 				}
 				for _, s := range w {
-					wr.starts[k][s.Member] = s.At
+					wr.starts[k][s.Member] = time.UnixMilli(s.AtMS)
 				}
 				wr.mu.Unlock()
 			}

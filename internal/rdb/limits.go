@@ -318,33 +318,41 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 	return f, nil
 }
 
-// RateStart is one start recorded in a rate window: Member is its member
-// (the claim's id and a sequence number, unique per start), At its Redis
-// server time.
+// RateStart is one start counted in a rate window: the member the job
+// claim added for it (unique per start) and the claim's Redis server time,
+// unix ms.
 type RateStart struct {
 	Member string
-	At     time.Time
+	AtMS   int64
 }
 
-// RateWindow reads the starts that the rate window of the type typ holds
-// now, oldest first: the type's own window for rateKey "", else the
-// window of that rate key (RateKey). It reads a window as the claim script
-// leaves it (a start stays at least the window's length after it, and may
-// stay longer, until the next claim of the type removes it) and writes
-// nothing; tests poll it to see every start on Redis time.
-func (r *RDB) RateWindow(ctx context.Context, typ, rateKey string) ([]RateStart, error) {
+// RateStarts reads the starts in a rate window scored fromMS or later: the
+// job type typ's own window for rateKey "", else that rate key's window
+// (RateKey), oldest
+// first, and the Redis server time of the read, unix ms, in one MULTI: no
+// claim runs between the two, so every start of a claim after the read is
+// scored nowMS or later. A start stays in the window for at least the
+// rate's Per after its score (the claim removes only members scored now -
+// per or earlier, and the key expires per after the latest claim that
+// touched it), so reads less than Per apart, each from the previous read's
+// nowMS, see every start once or more. For measurement (crontabbench,
+// the e2e tests).
+func (r *RDB) RateStarts(ctx context.Context, typ, rateKey string, fromMS int64) (starts []RateStart, nowMS int64, err error) {
 	key := r.k.Rate(typ)
 	if rateKey != "" {
 		key = r.k.RateKey(typ, rateKey)
 	}
-	zs, err := r.c.ZRangeWithScores(ctx, key, 0, -1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("rate window of %q: %w", typ, err)
+	pipe := r.c.TxPipeline()
+	zr := pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, ByScore: true,
+		Start: strconv.FormatInt(fromMS, 10), Stop: "+inf"})
+	tm := pipe.Time(ctx)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, fmt.Errorf("read rate window %s: %w", key, err)
 	}
-	out := make([]RateStart, len(zs))
-	for i, z := range zs {
+	starts = make([]RateStart, 0, len(zr.Val()))
+	for _, z := range zr.Val() {
 		m, _ := z.Member.(string)
-		out[i] = RateStart{Member: m, At: time.UnixMilli(int64(z.Score))}
+		starts = append(starts, RateStart{Member: m, AtMS: int64(z.Score)})
 	}
-	return out, nil
+	return starts, tm.Val().UnixMilli(), nil
 }

@@ -116,7 +116,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 		t.Errorf("next due %d, want when the oldest start leaves the window: about %d", next, now+1000)
 	}
 	for _, key := range []string{"", "a", "b"} {
-		w, err := r.RateWindow(ctx, "rated", key)
+		w, _, err := r.RateStarts(ctx, "rated", key, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 			t.Fatalf("window %q holds %+v: want the 2 starts of claim p#1", key, w)
 		}
 		for _, s := range w {
-			if ms := s.At.UnixMilli(); ms < now || ms > now+1000 {
+			if ms := s.AtMS; ms < now || ms > now+1000 {
 				t.Errorf("window %q: start %+v at %d, want the claim's server time (about %d)", key, s, ms, now)
 			}
 		}
@@ -140,5 +140,49 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	got, _, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	if len(got) != 6 {
 		t.Fatalf("after the window claimed %v, want 6", claimIDs(got))
+	}
+}
+
+// RateStarts reads each start the rated claim counted, scored with the
+// claim's server time, from the given score on, and the server time of the
+// read; a claim after the read scores its starts at that time or later.
+func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	var jobs []NewJob
+	for i := range 3 {
+		jobs = append(jobs, NewJob{ID: fmt.Sprintf("n%d", i), Envelope: `{"task":"rated"}`, AtMS: int64(1 + i)})
+	}
+	if _, err := r.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Minute}}
+	before := c.Time(ctx).Val().UnixMilli()
+	if got, _, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
+		t.Fatalf("claim: %v, %v", claimIDs(got), err)
+	}
+	time.Sleep(3 * time.Millisecond) // the read from now1 on is inclusive: keep the first start out of it
+	first, now1, err := r.RateStarts(ctx, "rated", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 || first[0].Member == "" || first[0].AtMS < before || first[0].AtMS > now1 {
+		t.Fatalf("starts %+v read at %d: want one start scored from %d to the read", first, now1, before)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if got, _, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
+		t.Fatalf("second claim: %v, %v (want 1: the rate is 2)", claimIDs(got), err)
+	}
+	next, now2, err := r.RateStarts(ctx, "rated", "", now1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next) != 1 || next[0].Member == first[0].Member || next[0].AtMS < now1 || next[0].AtMS > now2 {
+		t.Fatalf("starts from %d: %+v read at %d; want only the second claim's, scored from %d to the read", now1, next, now2, now1)
+	}
+	if all, _, _ := r.RateStarts(ctx, "rated", "", 0); len(all) != 2 {
+		t.Errorf("all starts %+v, want 2", all)
 	}
 }
