@@ -305,7 +305,7 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 	running := pipe.ZCard(ctx, r.k.Slots(typ))
 	var starts *redis.IntCmd
 	if per > 0 {
-		starts = pipe.ZCount(ctx, r.k.Rate(typ), "("+strconv.FormatInt(time.Now().Add(-per).UnixMilli(), 10), "+inf")
+		starts = pipe.ZCount(ctx, r.k.Rate(typ), windowMin(time.Now().UnixMilli(), per), "+inf")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return f, err
@@ -315,4 +315,18 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 		f.Starts = starts.Val()
 	}
 	return f, nil
+}
+
+// windowMin is the ZCOUNT minimum of the starts in a window of per that
+// ends at nowMS: those newer than nowMS - per, as the claim counts them.
+func windowMin(nowMS int64, per time.Duration) string {
+	return "(" + strconv.FormatInt(nowMS-per.Milliseconds(), 10)
+}
+
+// RateKeyStarts reads the starts in the window of per ending at nowMS
+// (unix ms) of the jobs of type typ enqueued with rate key key (Keys.RateKey,
+// which a job's key counts against instead of its type's window), for
+// display; it writes nothing. A missing key is 0.
+func (r *RDB) RateKeyStarts(ctx context.Context, typ, key string, per time.Duration, nowMS int64) (int64, error) {
+	return r.c.ZCount(ctx, r.k.RateKey(typ, key), windowMin(nowMS, per), "+inf").Result()
 }

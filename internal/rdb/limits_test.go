@@ -128,3 +128,53 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 		t.Fatalf("after the window claimed %v, want 6", claimIDs(got))
 	}
 }
+
+// RateKeyStarts counts the starts the claim made in a rate key's window,
+// apart from the type's window and other keys', and only those in the
+// window.
+func TestRateKeyStarts(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	jobs := []NewJob{
+		{ID: "a0", Envelope: `{"task":"rated","rate_key":"tenant-7"}`, AtMS: 1},
+		{ID: "a1", Envelope: `{"task":"rated","rate_key":"tenant-7"}`, AtMS: 2},
+		{ID: "b0", Envelope: `{"task":"rated","rate_key":"tenant-8"}`, AtMS: 3},
+		{ID: "n0", Envelope: `{"task":"rated"}`, AtMS: 4},
+	}
+	if _, err := r.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	limits := []JobLimit{{Type: "rated", RateN: 5, RatePer: time.Minute}}
+	if _, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	now := c.Time(ctx).Val().UnixMilli()
+	for _, tc := range []struct {
+		key  string
+		per  time.Duration
+		at   int64
+		want int64
+	}{
+		{"tenant-7", time.Minute, now, 2},
+		{"tenant-8", time.Minute, now, 1},
+		{"tenant-9", time.Minute, now, 0},                                   // no such window
+		{"tenant-7", time.Minute, now + time.Minute.Milliseconds() + 10, 0}, // the starts left the window
+	} {
+		got, err := r.RateKeyStarts(ctx, "rated", tc.key, tc.per, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("RateKeyStarts(%s, %v, %d): %d, want %d", tc.key, tc.per, tc.at-now, got, tc.want)
+		}
+	}
+	if f, _ := r.JobFlow(ctx, "rated", time.Minute); f.Starts != 1 {
+		t.Errorf("JobFlow starts %d, want 1 (the job without a key)", f.Starts)
+	}
+	must(t, c.Set(ctx, r.k.RateKey("rated", "bad"), "x", 0).Err())
+	if _, err := r.RateKeyStarts(ctx, "rated", "bad", time.Minute, now); err == nil {
+		t.Error("RateKeyStarts of a foreign value: no error")
+	}
+}
