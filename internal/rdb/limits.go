@@ -323,10 +323,31 @@ func windowMin(nowMS int64, per time.Duration) string {
 	return "(" + strconv.FormatInt(nowMS-per.Milliseconds(), 10)
 }
 
-// RateKeyStarts reads the starts in the window of per ending at nowMS
-// (unix ms) of the jobs of type typ enqueued with rate key key (Keys.RateKey,
-// which a job's key counts against instead of its type's window), for
-// display; it writes nothing. A missing key is 0.
-func (r *RDB) RateKeyStarts(ctx context.Context, typ, key string, per time.Duration, nowMS int64) (int64, error) {
-	return r.c.ZCount(ctx, r.k.RateKey(typ, key), windowMin(nowMS, per), "+inf").Result()
+// RateWindow names the window of a rate key: the jobs of type Type
+// enqueued with rate key Key (Keys.RateKey, which such a job counts
+// against instead of its type's window), over a window of Per.
+type RateWindow struct {
+	Type, Key string
+	Per       time.Duration
+}
+
+// RateKeyStarts reads, in one pipeline, the starts in each window of ws
+// that ends at nowMS (unix ms), for display; it writes nothing. A missing
+// key is 0; a foreign value fails the whole read.
+func (r *RDB) RateKeyStarts(ctx context.Context, ws []RateWindow, nowMS int64) ([]int64, error) {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		cmds := make([]*redis.IntCmd, len(ws))
+		for i, w := range ws {
+			cmds[i] = pipe.ZCount(ctx, r.k.RateKey(w.Type, w.Key), windowMin(nowMS, w.Per), "+inf")
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(ws))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
 }

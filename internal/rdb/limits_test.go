@@ -151,30 +151,27 @@ func TestRateKeyStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := c.Time(ctx).Val().UnixMilli()
-	for _, tc := range []struct {
-		key  string
-		per  time.Duration
-		at   int64
-		want int64
-	}{
-		{"tenant-7", time.Minute, now, 2},
-		{"tenant-8", time.Minute, now, 1},
-		{"tenant-9", time.Minute, now, 0},                                   // no such window
-		{"tenant-7", time.Minute, now + time.Minute.Milliseconds() + 10, 0}, // the starts left the window
-	} {
-		got, err := r.RateKeyStarts(ctx, "rated", tc.key, tc.per, tc.at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tc.want {
-			t.Errorf("RateKeyStarts(%s, %v, %d): %d, want %d", tc.key, tc.per, tc.at-now, got, tc.want)
-		}
+	ws := []RateWindow{
+		{"rated", "tenant-7", time.Minute},
+		{"rated", "tenant-8", time.Minute},
+		{"rated", "tenant-9", time.Minute},      // no such window
+		{"rated", "tenant-7", time.Millisecond}, // the starts left this window
+	}
+	got, err := r.RateKeyStarts(ctx, ws, now+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[2 1 0 0]" {
+		t.Errorf("RateKeyStarts: %v, want [2 1 0 0]", got)
+	}
+	if got, err := r.RateKeyStarts(ctx, nil, now); err != nil || len(got) != 0 {
+		t.Errorf("RateKeyStarts of none: %v, %v", got, err)
 	}
 	if f, _ := r.JobFlow(ctx, "rated", time.Minute); f.Starts != 1 {
 		t.Errorf("JobFlow starts %d, want 1 (the job without a key)", f.Starts)
 	}
 	must(t, c.Set(ctx, r.k.RateKey("rated", "bad"), "x", 0).Err())
-	if _, err := r.RateKeyStarts(ctx, "rated", "bad", time.Minute, now); err == nil {
+	if _, err := r.RateKeyStarts(ctx, []RateWindow{{"rated", "bad", time.Minute}}, now); err == nil {
 		t.Error("RateKeyStarts of a foreign value: no error")
 	}
 }
