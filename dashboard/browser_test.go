@@ -26,8 +26,9 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser 
 
 // TestDashboardInChromium loads the dashboard in headless Chromium (driven
 // through chromedriver's WebDriver API), sees the tasks of running
-// schedulers, clicks pause and sees the status change in Redis and on the
-// page, opens a task's history, and takes a screenshot.
+// schedulers, and the jobs (why a due one waits, a unique one's identity),
+// clicks pause and sees the status change in Redis and on the page, opens
+// a task's history, and takes a screenshot.
 //
 // It needs Debian's chromium and chromium-driver (.ci/run installs them).
 // Without them it fails when CI=true and skips otherwise.
@@ -61,6 +62,15 @@ func TestDashboardInChromium(t *testing.T) {
 	wd.waitFor("the processes", 5*time.Second, func() bool { return wd.exists(`tr[data-process="worker-b:4188"]`) })
 	if !wd.exists(`#jobs tr[data-job="sms-15550100"]`) || !wd.exists(`#dead tr[data-job="sms-0001"]`) {
 		t.Error("the page lacks the pending or the dead job")
+	}
+	if got := wd.text(`#jobs tr[data-job="export-q3"] td.waiting`); got != "no process" {
+		t.Errorf("export-q3 waiting on the page: %q, want no process", got)
+	}
+	if got := wd.text(`#jobs tr[data-job="sms-15550100"] td.waiting`); got != "" {
+		t.Errorf("sms-15550100 (not due) waiting on the page: %q, want nothing", got)
+	}
+	if got := wd.text(`#jobs tr[data-job="sms-15550199"] .unique`); !strings.Contains(got, "otp:+15550199") {
+		t.Errorf("sms-15550199's unique identity on the page: %q", got)
 	}
 
 	wd.click(`tr[data-task="heartbeat"] button[data-action="pause"]`)

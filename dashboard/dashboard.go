@@ -5,7 +5,8 @@
 //
 // The page shows the tasks (status, the next run counting down, the last
 // outcome, a sparkline of recent run durations), pending, running and dead
-// jobs, the scheduler processes, and the history of a task chosen by a
+// jobs (with a job's unique identity, and why a due pending job waits:
+// Job.Waiting), the scheduler processes, and the history of a task chosen by a
 // click; its buttons pause, resume, trigger, cancel and retry. It reads
 // Redis only through the crontab.Inspector it is given: it needs no task code.
 //
@@ -287,6 +288,9 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	wg.Wait()
 	for _, st := range []crontab.JobState{crontab.JobPending, crontab.JobRunning, crontab.JobDead} {
 		jobs, err := c.Jobs(ctx, crontab.JobFilter{State: st, Limit: overviewJobs})
+		if err == nil && st == crontab.JobPending {
+			err = c.ExplainWaiting(ctx, jobs)
+		}
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -414,6 +418,9 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jobs, err := h.cfg.Inspector.Jobs(r.Context(), crontab.JobFilter{State: st, Task: q.Get("task"), Limit: limit})
+	if err == nil {
+		err = h.cfg.Inspector.ExplainWaiting(r.Context(), jobs)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

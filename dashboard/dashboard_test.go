@@ -31,7 +31,14 @@ type (
 		To   string `json:"to"`
 		Text string `json:"text"`
 	}
+	// exportPDF is a job type the demo's schedulers do not run (their
+	// WithTasks leaves it out): its jobs wait for "no process".
+	exportPDF struct {
+		Report string `json:"report"`
+	}
 )
+
+func (exportPDF) Handle(context.Context) error { return nil }
 
 func (heartbeat) Handle(ctx context.Context) error {
 	return sleep(ctx, time.Duration(20+crontab.FireTime(ctx).Second()%7*15)*time.Millisecond)
@@ -83,6 +90,7 @@ func startDemo(t *testing.T) *demo {
 		{Name: "clean logs", Expression: "daily:03:00", New: func() crontab.TaskInterface { return new(cleanLogs) }},
 		{Name: "flaky", Expression: "every:2s", New: func() crontab.TaskInterface { return new(flaky) }},
 		{Name: "send sms", New: func() crontab.TaskInterface { return new(sendSMS) }},
+		{Name: "export pdf", New: func() crontab.TaskInterface { return new(exportPDF) }},
 	} {
 		if err := reg.Add(cfg); err != nil {
 			t.Fatal(err)
@@ -92,7 +100,8 @@ func startDemo(t *testing.T) *demo {
 	var wg sync.WaitGroup
 	for i, id := range []string{"worker-a:4121", "worker-b:4188"} {
 		s, err := crontab.NewScheduler(rdb, reg, crontab.WithLogger(nil), crontab.WithProcessID(id),
-			crontab.WithVersion("v1.4."+string(rune('0'+i))), crontab.WithProcessTTL(time.Second), crontab.WithGracePeriod(2*time.Second))
+			crontab.WithVersion("v1.4."+string(rune('0'+i))), crontab.WithProcessTTL(time.Second), crontab.WithGracePeriod(2*time.Second),
+			crontab.WithTasks("heartbeat", "minute report", "clean logs", "flaky", "send sms"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,6 +121,13 @@ func startDemo(t *testing.T) *demo {
 		}
 	}
 	if _, err := c.Enqueue(bg, sendSMS{To: "+0001", Text: "hi"}, crontab.WithID("sms-0001")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Enqueue(bg, sendSMS{To: "+15550199", Text: "your code is 0815"}, crontab.In(3*time.Hour),
+		crontab.WithID("sms-15550199"), crontab.UniqueKey("otp:+15550199"), crontab.Unique(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Enqueue(bg, exportPDF{Report: "q3"}, crontab.WithID("export-q3")); err != nil {
 		t.Fatal(err)
 	}
 	return &demo{rdb: rdb, inspector: crontab.NewInspector(rdb, crontab.WithProcessTTL(time.Second))}
@@ -277,14 +293,27 @@ func TestAPI(t *testing.T) {
 		}
 		return false
 	})
-	if ov.Counts.Tasks != 4 || ov.Counts.Processes != 2 || ov.Counts.JobsPending != 3 || ov.Counts.JobsDead != 1 || ov.Counts.Now.IsZero() {
+	if ov.Counts.Tasks != 4 || ov.Counts.Processes != 2 || ov.Counts.JobsPending != 5 || ov.Counts.JobsDead != 1 || ov.Counts.Now.IsZero() {
 		t.Errorf("counts %+v", ov.Counts)
 	}
 	if len(ov.Tasks) != 4 || ov.Tasks[2].Name != "heartbeat" || len(ov.Tasks[2].Recent) < 2 || ov.Tasks[2].Recent[0].Outcome != "ok" {
 		t.Errorf("tasks %+v", ov.Tasks)
 	}
-	if len(ov.Jobs) != 3 || ov.Jobs[0].ID != "sms-15550100" || len(ov.Dead) != 1 || ov.Dead[0].Error != "gateway rejected the number" || len(ov.Processes) != 2 {
+	if len(ov.Jobs) != 5 || ov.Jobs[0].ID != "export-q3" || ov.Jobs[1].ID != "sms-15550100" || len(ov.Dead) != 1 || ov.Dead[0].Error != "gateway rejected the number" || len(ov.Processes) != 2 {
 		t.Errorf("jobs %+v dead %+v processes %+v", ov.Jobs, ov.Dead, ov.Processes)
+	}
+	// Why a due job waits, only for due jobs; a job's unique identity.
+	for _, j := range ov.Jobs {
+		want := ""
+		if j.ID == "export-q3" {
+			want = "no process"
+		}
+		if j.Waiting != want {
+			t.Errorf("overview job %s: waiting %q, want %q", j.ID, j.Waiting, want)
+		}
+		if (j.Unique != "") != (j.ID == "sms-15550199") {
+			t.Errorf("overview job %s: unique %q", j.ID, j.Unique)
+		}
 	}
 
 	var task dashboard.Task
@@ -322,6 +351,11 @@ func TestAPI(t *testing.T) {
 	cl.json("GET", "/api/jobs?state=dead", 200, &jobs)
 	if len(jobs) != 1 || jobs[0].ID != "sms-0001" || jobs[0].State != "dead" {
 		t.Errorf("dead jobs %+v", jobs)
+	}
+	jobs = nil
+	cl.json("GET", "/api/jobs?state=pending&task=export%20pdf", 200, &jobs)
+	if len(jobs) != 1 || jobs[0].Waiting != "no process" {
+		t.Errorf("pending export pdf jobs %+v: want one waiting for no process", jobs)
 	}
 	cl.json("GET", "/api/jobs?state=lost", 400, nil)
 	var job dashboard.Job

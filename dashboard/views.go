@@ -100,12 +100,19 @@ type Job struct {
 	Error      string          `json:"error,omitempty"`
 	Failed     time.Time       `json:"failed,omitzero"`
 	Unique     string          `json:"unique,omitempty"` // its unique identity (crontab.Unique), if any
+	RateKey    string          `json:"rate_key,omitempty"`
+	// Waiting is why a due pending job is not claimed yet
+	// (crontab.Wait.String: "max_running 50/50", "rate 100/1s",
+	// "rate key tenant-7 5/1m0s", "no process" or "due"), left out for the
+	// others and where it was not looked at (Inspector.ExplainWaiting).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // JobView converts a job for the API.
 func JobView(j crontab.JobInfo) Job {
 	return Job{ID: j.ID, Task: j.Task, State: string(j.State), Payload: j.Payload, Retries: j.Retries, Due: j.Due,
-		Attempts: j.Attempts, Owner: j.Owner, LeaseUntil: j.LeaseUntil, Error: j.Error, Failed: j.Failed, Unique: j.Unique}
+		Attempts: j.Attempts, Owner: j.Owner, LeaseUntil: j.LeaseUntil, Error: j.Error, Failed: j.Failed, Unique: j.Unique,
+		RateKey: j.RateKey, Waiting: j.Waiting.String()}
 }
 
 // Process is one scheduler process as the API shows it.

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // Collector reads the state of one namespace from Redis at each scrape:
-// queue and job depths, live processes and the run totals kept in each
-// task's hash. It is a prometheus.Collector; a failed read is reported to
+// queue and job depths, why due jobs wait (among the first WaitingScan),
+// live processes and the run totals kept in each task's hash. It is a prometheus.Collector; a failed read is reported to
 // the scraper as an invalid metric, never a panic.
 type Collector struct {
 	c       *crontab.Inspector
@@ -21,8 +22,15 @@ type Collector struct {
 	skips   *prometheus.Desc
 	status  *prometheus.Desc
 	next    *prometheus.Desc
+	waiting *prometheus.Desc
 	errDesc *prometheus.Desc
 }
+
+// WaitingScan is how many due jobs, first due first, a scrape looks at
+// for crontab_jobs_waiting: each is classified (crontab.Inspector's
+// ExplainWaiting), so the figures are among the first WaitingScan due jobs
+// only, and a scrape reads at most that many jobs.
+const WaitingScan = 1000
 
 // The namespace-wide gauges, by name, with their help.
 var collectorGauges = []struct{ name, help string }{
@@ -51,6 +59,8 @@ func NewCollector(c *crontab.Inspector, opts ...Option) *Collector {
 	col.skips = prometheus.NewDesc(name("task_skips_total"), "Skipped fires of the task, from its hash.", []string{"task"}, cfg.constLabels)
 	col.status = prometheus.NewDesc(name("task_status"), "1 for the task's current status (active, paused or disabled).", []string{"task", "status"}, cfg.constLabels)
 	col.next = prometheus.NewDesc(name("task_next_fire_timestamp_seconds"), "When the task fires next, unix seconds.", []string{"task"}, cfg.constLabels)
+	col.waiting = prometheus.NewDesc(name("jobs_waiting"),
+		fmt.Sprintf("Due jobs not claimed yet, by why they wait (among the first %d due jobs).", WaitingScan), []string{"reason"}, cfg.constLabels)
 	col.errDesc = prometheus.NewDesc(name("scrape_error"), "Reading the namespace from Redis failed.", nil, cfg.constLabels)
 	return col
 }
@@ -60,7 +70,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.gauges {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{c.runs, c.fails, c.skips, c.status, c.next} {
+	for _, d := range []*prometheus.Desc{c.runs, c.fails, c.skips, c.status, c.next, c.waiting} {
 		ch <- d
 	}
 }
@@ -81,6 +91,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		ch <- prometheus.MustNewConstMetric(c.gauges[name], prometheus.GaugeValue, float64(v))
 	}
+	waiting, err := c.waitingByReason(ctx, ov.JobsDue)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.errDesc, err)
+		return
+	}
+	for _, r := range crontab.WaitReasons() {
+		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(waiting[r]), string(r))
+	}
 	tasks, err := c.c.ListTasks(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.errDesc, err)
@@ -97,4 +115,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.next, prometheus.GaugeValue, float64(t.Next.UnixMilli())/1000, t.Name)
 		}
 	}
+}
+
+// waitingByReason counts the first due jobs (at most WaitingScan of the
+// due ones, due of them now) by why they wait.
+func (c *Collector) waitingByReason(ctx context.Context, due int64) (map[crontab.WaitReason]int64, error) {
+	out := map[crontab.WaitReason]int64{}
+	if due <= 0 {
+		return out, nil
+	}
+	jobs, err := c.c.Jobs(ctx, crontab.JobFilter{State: crontab.JobPending, Limit: int(min(due, WaitingScan))})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.c.ExplainWaiting(ctx, jobs); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.Waiting.Reason != "" {
+			out[j.Waiting.Reason]++
+		}
+	}
+	return out, nil
 }

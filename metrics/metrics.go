@@ -10,7 +10,7 @@
 //     scheduler.
 //   - [Collector] reads the namespace's state from Redis at each scrape:
 //     queue depth, due-but-unclaimed entries, jobs pending, running and
-//     dead, live processes and each task's run totals. Any process can
+//     dead, why due jobs wait, live processes and each task's run totals. Any process can
 //     serve it, one with no scheduler too: `crontab serve` does, at
 //     /metrics.
 //
@@ -53,6 +53,7 @@
 //	crontab_tasks_running                       task runs in progress
 //	crontab_jobs_pending                        pending delayed jobs (retries waiting included)
 //	crontab_jobs_due                            jobs due but not yet claimed
+//	crontab_jobs_waiting{reason}                due jobs not yet claimed, by why they wait, among the first WaitingScan (1,000) due jobs: reason max_running (the type's cap is full), rate (its type's or its rate key's window is full), "no process" (no live process runs its type) or due (waiting for a worker)
 //	crontab_jobs_running                        jobs claimed by a process
 //	crontab_jobs_dead                           dead-lettered jobs
 //	crontab_processes_alive                     processes with a recent heartbeat

@@ -224,3 +224,33 @@ billing_abandoned_runs_total{namespace="b",task="t"} 1
 		t.Error(err)
 	}
 }
+
+// crontab_jobs_waiting counts the due jobs by why they wait, each reason
+// present (0 when none), and looks at no more than WaitingScan due jobs.
+func TestCollectorJobsWaiting(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	reg := registry(t)
+	c := crontab.NewClient(rdb, reg)
+	jobs := make([]crontab.Job, metrics.WaitingScan+5)
+	for i := range jobs {
+		jobs[i] = crontab.Job{Value: job{}}
+	}
+	jobs = append(jobs, crontab.Job{Value: job{}, Options: []crontab.EnqueueOption{crontab.In(time.Hour)}})
+	if _, err := c.EnqueueMany(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	col := metrics.NewCollector(crontab.NewInspector(rdb))
+	want := fmt.Sprintf(`
+# HELP crontab_jobs_waiting Due jobs not claimed yet, by why they wait (among the first %d due jobs).
+# TYPE crontab_jobs_waiting gauge
+crontab_jobs_waiting{reason="due"} 0
+crontab_jobs_waiting{reason="max_running"} 0
+crontab_jobs_waiting{reason="no process"} %d
+crontab_jobs_waiting{reason="rate"} 0
+`, metrics.WaitingScan, metrics.WaitingScan)
+	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "crontab_jobs_waiting"); err != nil {
+		t.Error(err)
+	}
+}

@@ -417,6 +417,11 @@ type JobInfo struct {
 	// Unique is the job's unique identity (Unique, UniqueKey, Debounce;
 	// see UniqueIdentity), "" for a job enqueued without one.
 	Unique string
+	// RateKey is the job's rate key (RateKey), "" for none.
+	RateKey string
+	// Waiting is why a pending job that is due is not claimed yet, set
+	// only by ExplainWaiting (Jobs and Job leave it zero).
+	Waiting Wait
 }
 
 // JobFilter selects jobs for Jobs. The zero filter selects every job.
@@ -542,7 +547,7 @@ func jobInfo(id string, st JobState, raw string) JobInfo {
 		j.Error = "bad job data: " + err.Error()
 		return j
 	}
-	j.Task, j.Payload, j.Unique = env.Task, env.Payload, env.Unique
+	j.Task, j.Payload, j.Unique, j.RateKey = env.Task, env.Payload, env.Unique, env.RateKey
 	if env.Fire > 0 {
 		j.FirstDue = fromMS(env.Fire)
 	}

@@ -576,13 +576,19 @@ func fireSlots(f *fire) string {
 // the source), counts the runs of every task of the type. ("", 0): no cap.
 func fireCap(f *fire) (group string, limit int) {
 	switch {
-	case f.state.MaxRunning > 0 && f.state.Member != f.state.Type: // a run-time task (a declared one is its own type)
+	case ownFireSlots(f.state.Member, f.state.Type, f.state.MaxRunning):
 		return rdb.FireSlotsOfTask(f.state.Member), f.state.MaxRunning
 	case f.reg != nil && f.reg.Config().MaxRunning > 0:
 		return f.state.Type, f.reg.Config().MaxRunning
 	}
 	return "", 0
 }
+
+// ownFireSlots is true for a run-time task member of type typ whose hash
+// holds a cap max of its own (TaskSpec.MaxRunning): its runs count in
+// their own slot group, FireSlotsOfTask(member). A declared task is its
+// own type, and its hash holds its type's cap.
+func ownFireSlots(member, typ string, max int) bool { return max > 0 && member != typ }
 
 // ignore remembers a due member this process cannot run, at its current
 // score, so the loop does not spin on it; it is looked at again once its

@@ -42,24 +42,43 @@ func (in *Inspector) TypeFlow(ctx context.Context, name string) (TypeFlow, bool,
 	if in.err != nil {
 		return TypeFlow{}, false, in.err
 	}
-	now, err := in.db.Time(ctx)
+	_, live, err := in.liveProcesses(ctx)
 	if err != nil {
 		return TypeFlow{}, false, fmt.Errorf("crontab: type %q: %w", name, err)
+	}
+	f, ok, err := in.typeFlow(ctx, name, live)
+	if err != nil {
+		return TypeFlow{}, false, fmt.Errorf("crontab: type %q: %w", name, err)
+	}
+	return f, ok, nil
+}
+
+// liveProcesses returns the Redis time and the processes alive then (a
+// heartbeat younger than the process TTL), in process id order.
+func (in *Inspector) liveProcesses(ctx context.Context) (time.Time, []rdb.ProcessRead, error) {
+	now, err := in.db.Time(ctx)
+	if err != nil {
+		return time.Time{}, nil, err
 	}
 	procs, _, err := in.db.ReadProcesses(ctx)
 	if err != nil {
-		return TypeFlow{}, false, fmt.Errorf("crontab: type %q: %w", name, err)
+		return time.Time{}, nil, err
 	}
-	slices.SortFunc(procs, func(a, b rdb.ProcessRead) int { return strings.Compare(a.ID, b.ID) })
 	deadline := ms(now) - in.opts.processTTL.Milliseconds()
+	procs = slices.DeleteFunc(procs, func(p rdb.ProcessRead) bool { return p.BeatMS < deadline })
+	slices.SortFunc(procs, func(a, b rdb.ProcessRead) int { return strings.Compare(a.ID, b.ID) })
+	return now, procs, nil
+}
+
+// typeFlow is TypeFlow of the live processes live (liveProcesses): the
+// limits they publish for name, and, when some do, their use now (one
+// rdb.JobFlow read).
+func (in *Inspector) typeFlow(ctx context.Context, name string, live []rdb.ProcessRead) (TypeFlow, bool, error) {
 	f := TypeFlow{Type: name}
-	for _, p := range procs {
-		if p.BeatMS < deadline {
-			continue
-		}
+	for _, p := range live {
 		limits, err := rdb.ParseLimits(p.Hash[rdb.FieldLimits])
 		if err != nil {
-			return TypeFlow{}, false, fmt.Errorf("crontab: type %q: process %s: %w", name, p.ID, err)
+			return TypeFlow{}, false, fmt.Errorf("process %s: %w", p.ID, err)
 		}
 		for _, l := range limits {
 			if l.Type != name {
@@ -79,8 +98,35 @@ func (in *Inspector) TypeFlow(ctx context.Context, name string) (TypeFlow, bool,
 	}
 	use, err := in.db.JobFlow(ctx, name, f.Rate.Per)
 	if err != nil {
-		return TypeFlow{}, false, fmt.Errorf("crontab: type %q: %w", name, err)
+		return TypeFlow{}, false, err
 	}
 	f.Running, f.Starts = use.Running, use.Starts
 	return f, true, nil
+}
+
+// FireSlotsRunning returns the runs in progress now that count against
+// the max_running cap of the scheduled task t (as Task returns it): the
+// runs of its type's tasks, or, for a run-time task with a cap of its own
+// (TaskSpec.MaxRunning), its own runs, whose run lease has not passed; 0
+// for a task without a cap.
+func (in *Inspector) FireSlotsRunning(ctx context.Context, t TaskInfo) (int64, error) {
+	if in.err != nil {
+		return 0, in.err
+	}
+	if t.MaxRunning == 0 {
+		return 0, nil
+	}
+	group := t.Type
+	if ownFireSlots(t.Name, t.Type, t.MaxRunning) {
+		group = rdb.FireSlotsOfTask(t.Name)
+	}
+	now, err := in.db.Time(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("crontab: task %q: fire slots: %w", t.Name, err)
+	}
+	n, err := in.db.FireSlotsRunning(ctx, group, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("crontab: task %q: fire slots: %w", t.Name, err)
+	}
+	return n, nil
 }

@@ -11,7 +11,8 @@
 //
 //	list                 list the tasks: status, schedule, next and last run, last outcome, counts
 //	show NAME            one task in full, with its latest runs (and its
-//	                     max running, rate and priority when set)
+//	                     max running, with the runs holding it now, rate and
+//	                     priority when set); or a job type's limits and their use
 //	pause NAME...        skip the task's fires (each skip is counted) until it is resumed
 //	resume NAME...       make a paused task active again, from its next future instant
 //	disable NAME...      take the task out of the queue
@@ -19,7 +20,9 @@
 //	trigger NAME         run the task once now, on one process, without moving its schedule
 //	remove NAME          remove a run-time task (one added with Client.SetTask)
 //	history NAME         the task's (or job type's) latest runs, newest first
-//	jobs                 list jobs: pending, running and dead
+//	jobs                 list jobs: pending, running and dead; WAIT says why a due
+//	                     pending job is not claimed yet: max_running USE/CAP, rate N/D,
+//	                     rate key KEY N/D, no process (none alive runs its type) or due
 //	job ID               one job in full
 //	cancel ID...         cancel pending jobs
 //	retry ID...          move dead jobs back to the queue, due now

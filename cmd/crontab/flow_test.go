@@ -37,7 +37,7 @@ func TestShowFlowControl(t *testing.T) {
 
 	show := e.ok(t, "show", "capped")
 	for _, re := range []string{
-		`(?m)^concurrent:\s+yes\nmax running:\s+50\nmisfire:`,
+		`(?m)^concurrent:\s+yes\nmax running:\s+50 \(running now: 0/50\)\nmisfire:`,
 	} {
 		if !regexp.MustCompile(re).MatchString(show) {
 			t.Errorf("show capped: no match for %s in\n%s", re, show)
@@ -54,14 +54,14 @@ func TestShowFlowControl(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.ok(t, "-o", "json", "show", "capped")), &one); err != nil {
 		t.Fatal(err)
 	}
-	if one["max_running"] != 50.0 || one["rate"] != nil || one["priority"] != nil {
+	if one["max_running"] != 50.0 || one["slots_running"] != 0.0 || one["rate"] != nil || one["priority"] != nil {
 		t.Errorf("show -o json capped: %v", one)
 	}
 	one = nil
 	if err := json.Unmarshal([]byte(e.ok(t, "-o", "json", "show", "plain")), &one); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"max_running", "rate", "priority"} {
+	for _, k := range []string{"max_running", "slots_running", "rate", "priority"} {
 		if _, ok := one[k]; ok {
 			t.Errorf("show -o json plain has %q: %v", k, one)
 		}
@@ -163,5 +163,138 @@ func TestJobsShowUniqueIdentity(t *testing.T) {
 	}
 	if got[uid] != crontab.UniqueIdentity("mail", nil, "user-1") || got[pid] != nil {
 		t.Errorf("unique of the unique job %v, of the plain one %v; want %q and none", got[uid], got[pid], crontab.UniqueIdentity("mail", nil, "user-1"))
+	}
+}
+
+// holdTask holds each run until holdGate closes (at the end of the test
+// that uses it), so that its test sees runs in progress.
+type holdTask struct{}
+
+var holdGate = make(chan struct{})
+
+func (holdTask) Handle(ctx context.Context) error {
+	select {
+	case <-holdGate:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// holdJob is holdTask as a job type of its own.
+type holdJob struct{ holdTask }
+
+// idleJob is a job type no process of the test runs.
+type idleJob struct{ N int }
+
+func (idleJob) Handle(context.Context) error { return nil }
+
+// show TASK of a scheduled task with max_running prints its fire slots in
+// use; jobs fills WAIT (and -o json "waiting") for due pending jobs only:
+// a full cap, a type no process runs.
+func TestShowFireSlotsAndJobsWait(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := crontab.NewRegistry()
+	for _, cfg := range []crontab.TaskConfig{
+		{Name: "crunch", Expression: "every:1s", Concurrent: true, MaxRunning: 2, New: func() crontab.TaskInterface { return new(holdTask) }},
+		{Name: "resize", MaxRunning: 1, New: func() crontab.TaskInterface { return new(holdJob) }},
+		{Name: "idle", New: func() crontab.TaskInterface { return new(idleJob) }},
+	} {
+		if err := reg.Add(cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := crontab.NewScheduler(rdb, reg, crontab.WithLogger(nil), crontab.WithGracePeriod(time.Second),
+		crontab.WithTasks("crunch", "resize"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { close(holdGate); cancel(); <-done })
+	<-s.Ready()
+	client := crontab.NewClient(rdb, reg)
+	var ids []string
+	for i := range 2 {
+		id, err := client.Enqueue(ctx, holdJob{}, crontab.WithID("resize-"+string(rune('a'+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if _, err := client.Enqueue(ctx, idleJob{N: 1}, crontab.WithID("idle-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Enqueue(ctx, idleJob{N: 2}, crontab.WithID("idle-later"), crontab.In(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{rdb: rdb, url: srv.URL()}
+
+	want := regexp.MustCompile(`(?m)^max running:\s+2 \(running now: 2/2\)$`)
+	var out string
+	waitFor(t, 10*time.Second, "two runs of crunch to hold its slots", func() bool {
+		out = e.ok(t, "show", "crunch")
+		return want.MatchString(out)
+	})
+	var one map[string]any
+	if err := json.Unmarshal([]byte(e.ok(t, "-o", "json", "show", "crunch")), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one["max_running"] != 2.0 || one["slots_running"] != 2.0 {
+		t.Errorf("show -o json crunch: max_running %v, slots_running %v; want 2 and 2", one["max_running"], one["slots_running"])
+	}
+
+	waitFor(t, 10*time.Second, "a resize job to run", func() bool {
+		jobs, _ := crontab.NewInspector(rdb).Jobs(ctx, crontab.JobFilter{State: crontab.JobRunning})
+		return len(jobs) == 1
+	})
+	jl := lines(e.ok(t, "jobs"))
+	if len(jl) == 0 || !strings.HasPrefix(jl[0], "ID | TYPE | STATE | WHEN | WAIT | ATTEMPTS") {
+		t.Fatalf("jobs:\n%s", strings.Join(jl, "\n"))
+	}
+	rows := map[string]string{}
+	for _, l := range jl[1:] {
+		id, _, _ := strings.Cut(l, " | ")
+		rows[id] = l
+	}
+	for id, re := range map[string]string{
+		"idle-1":     `^idle-1 \| idle \| pending \| \S+ \S+ \| \S+ ago \| no process \| 0 \|`,
+		"idle-later": `^idle-later \| idle \| pending \| \S+ \S+ \| in \S+ \| - \| 0 \|`,
+	} {
+		if !regexp.MustCompile(re).MatchString(rows[id]) {
+			t.Errorf("jobs row %q does not match %s", rows[id], re)
+		}
+	}
+	var waiting, running int
+	for _, id := range ids {
+		switch {
+		case regexp.MustCompile(`^\S+ \| resize \| pending \| \S+ \S+ \| \S+ ago \| max_running 1/1 \| 0 \|`).MatchString(rows[id]):
+			waiting++
+		case regexp.MustCompile(`^\S+ \| resize \| running \| \S+ \S+ \| in \S+ \| - \| 1 \|`).MatchString(rows[id]):
+			running++
+		}
+	}
+	if waiting != 1 || running != 1 {
+		t.Errorf("resize jobs: %d waiting for max_running, %d running; want 1 and 1:\n%s", waiting, running, strings.Join(jl, "\n"))
+	}
+
+	var jobs []map[string]any
+	if err := json.Unmarshal([]byte(e.ok(t, "jobs", "-o", "json")), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, j := range jobs {
+		if w, ok := j["waiting"]; ok {
+			got[j["id"].(string)] = w
+		}
+	}
+	if len(got) != 2 || got["idle-1"] != "no process" {
+		t.Errorf("jobs -o json: waiting %v; want idle-1 no process and one resize job max_running 1/1", got)
+	}
+	for id, w := range got {
+		if strings.HasPrefix(id, "resize-") && w != "max_running 1/1" {
+			t.Errorf("jobs -o json: %s waiting %v, want max_running 1/1", id, w)
+		}
 	}
 }

@@ -453,12 +453,22 @@ func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 	if err != nil {
 		return err
 	}
+	slots, err := c.inspector.FireSlotsRunning(ctx, t)
+	if err != nil {
+		return err
+	}
 	if c.output == "json" {
 		type show struct {
 			dashboard.Task
-			History []dashboard.Run `json:"history"`
+			// SlotsRunning counts the runs that hold its max_running
+			// cap now (only for a task with one).
+			SlotsRunning *int64          `json:"slots_running,omitempty"`
+			History      []dashboard.Run `json:"history"`
 		}
 		v := show{Task: dashboard.TaskView(t), History: []dashboard.Run{}}
+		if t.MaxRunning > 0 {
+			v.SlotsRunning = &slots
+		}
 		for _, r := range recs {
 			v.History = append(v.History, dashboard.RunView(r))
 		}
@@ -496,7 +506,7 @@ func cmdShow(ctx context.Context, c *cli, _ *cmdOpts, args []string) error {
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
 		if kv[0] == "concurrent" {
-			for _, f := range flowRows(t) {
+			for _, f := range flowRows(t, slots) {
 				fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 			}
 		}
@@ -543,11 +553,12 @@ func showTypeFlow(c *cli, f crontab.TypeFlow) error {
 
 // flowRows are the rows of show for the task's flow-control settings,
 // each only when set: its cap of runs at once, its start rate and its
-// priority. The current use of the cap and the rate goes on the same rows.
-func flowRows(t crontab.TaskInfo) [][2]string {
+// priority. The current use of the cap (slots: the runs holding it now,
+// Inspector.FireSlotsRunning) goes on its row.
+func flowRows(t crontab.TaskInfo, slots int64) [][2]string {
 	var rows [][2]string
 	if t.MaxRunning > 0 {
-		rows = append(rows, [2]string{"max running", fmt.Sprint(t.MaxRunning)})
+		rows = append(rows, [2]string{"max running", fmt.Sprintf("%d (running now: %d/%d)", t.MaxRunning, slots, t.MaxRunning)})
 	}
 	if !t.Rate.IsZero() {
 		rows = append(rows, [2]string{"rate", t.Rate.String() + " (starts per sliding window)"})
@@ -665,12 +676,15 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.inspector.ExplainWaiting(ctx, jobs); err != nil {
+		return err
+	}
 	views := make([]dashboard.Job, len(jobs))
 	for i, j := range jobs {
 		views[i] = dashboard.JobView(j)
 	}
 	return c.out(views, func(w *tabwriter.Writer) {
-		fmt.Fprintln(w, "ID\tTYPE\tSTATE\tWHEN\t\tATTEMPTS\tPROCESS\tERROR\tPAYLOAD")
+		fmt.Fprintln(w, "ID\tTYPE\tSTATE\tWHEN\t\tWAIT\tATTEMPTS\tPROCESS\tERROR\tPAYLOAD")
 		for _, j := range jobs {
 			when := j.Due
 			switch j.State {
@@ -679,8 +693,8 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 			case crontab.JobDead:
 				when = j.Failed
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", j.ID, j.Task, j.State, fmtTime(when), rel(when),
-				j.Attempts, dash(j.Owner), dash(oneLine(j.Error, 60)), oneLine(string(j.Payload), 60))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", j.ID, j.Task, j.State, fmtTime(when), rel(when),
+				dash(j.Waiting.String()), j.Attempts, dash(j.Owner), dash(oneLine(j.Error, 60)), oneLine(string(j.Payload), 60))
 		}
 		if len(jobs) == 0 {
 			fmt.Fprintln(w, "(no jobs)")

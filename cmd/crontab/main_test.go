@@ -359,13 +359,13 @@ func TestJobsAndProcesses(t *testing.T) {
 	})
 
 	jl := lines(e.ok(t, "jobs"))
-	if len(jl) != 4 || jl[0] != "ID | TYPE | STATE | WHEN | ATTEMPTS | PROCESS | ERROR | PAYLOAD" {
+	if len(jl) != 4 || jl[0] != "ID | TYPE | STATE | WHEN | WAIT | ATTEMPTS | PROCESS | ERROR | PAYLOAD" {
 		t.Fatalf("jobs:\n%s", strings.Join(jl, "\n"))
 	}
 	for i, re := range []string{
-		`^mail-1 \| mail \| pending \| \S+ \S+ \| in (59m\d+s|1h) \| 0 \| - \| - \| \{"to":"a@example.com"\}$`,
+		`^mail-1 \| mail \| pending \| \S+ \S+ \| in (59m\d+s|1h) \| - \| 0 \| - \| - \| \{"to":"a@example.com"\}$`,
 		`^mail-2 \| mail \| pending \| .* \| 0 \| - \| - \| \{"to":"b@example.com"\}$`,
-		`^bad-1 \| bad \| dead \| \S+ \S+ \| \S+ ago \| 1 \| - \| bad job \| \{\}$`,
+		`^bad-1 \| bad \| dead \| \S+ \S+ \| \S+ ago \| - \| 1 \| - \| bad job \| \{\}$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(jl[i+1]) {
 			t.Errorf("jobs row %q does not match %s", jl[i+1], re)

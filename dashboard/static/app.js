@@ -176,17 +176,18 @@ function payload(p) {
 
 function renderJobs(jobs, dead) {
   fill(document.querySelector("#jobs tbody"), (jobs || []).map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, el("code", {}, j.id)),
+    el("td", {}, el("code", {}, j.id), j.unique ? el("div", { class: "sub unique", title: "unique identity" }, "unique " + j.unique) : null),
     el("td", {}, j.task),
     el("td", {}, badge(j.state === "running" ? "running" : "st-active", j.state)),
     el("td", {}, j.state === "running"
       ? el("span", { class: "sub" }, "lease until " + fmtTime(j.lease_until))
       : el("span", { "data-iso": j.due, "data-rel": "countdown", class: "countdown", title: fmtTime(j.due) }, countdown(j.due))),
+    el("td", { class: "waiting" }, j.waiting || ""),
     el("td", { class: "num" }, j.attempts),
     el("td", {}, j.owner || ""),
     el("td", {}, payload(j.payload)),
     el("td", {}, j.state === "pending" ? button("cancel", "Cancel", `/api/jobs/${encodeURIComponent(j.id)}/cancel`, `cancel ${j.id}`) : null))),
-  8, "No pending or running jobs.");
+  9, "No pending or running jobs.");
   fill(document.querySelector("#dead tbody"), (dead || []).map((j) => el("tr", { "data-job": j.id },
     el("td", {}, el("code", {}, j.id)),
     el("td", {}, j.task),

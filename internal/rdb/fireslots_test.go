@@ -160,3 +160,28 @@ func TestClaimFiresCappedLockedTask(t *testing.T) {
 		t.Error("a capped fire left the lock taken")
 	}
 }
+
+// FireSlotsRunning counts a slot group's runs whose run lease has not
+// passed, and writes nothing.
+func TestFireSlotsRunning(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	concurrentTasks(t, r, 3)
+	if _, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases,
+		[]FireCandidate{capped("c0", 5), capped("c1", 5)}), 3); err != nil {
+		t.Fatal(err)
+	}
+	now := c.Time(ctx).Val().UnixMilli()
+	must(t, c.ZAdd(ctx, r.k.FireSlots("c"), redis.Z{Score: float64(now - 100), Member: "dead@1"}).Err())
+	if n, err := r.FireSlotsRunning(ctx, "c", now); err != nil || n != 2 {
+		t.Errorf("FireSlotsRunning(c): %d, %v; want 2 (the expired run not counted)", n, err)
+	}
+	if n := c.ZCard(ctx, r.k.FireSlots("c")).Val(); n != 3 {
+		t.Errorf("fire slots: %d members after the read, want 3: it writes nothing", n)
+	}
+	if n, err := r.FireSlotsRunning(ctx, FireSlotsOfTask("other"), now); err != nil || n != 0 {
+		t.Errorf("FireSlotsRunning of an empty group: %d, %v; want 0", n, err)
+	}
+}

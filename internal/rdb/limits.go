@@ -306,7 +306,7 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 	running := pipe.ZCard(ctx, r.k.Slots(typ))
 	var starts *redis.IntCmd
 	if per > 0 {
-		starts = pipe.ZCount(ctx, r.k.Rate(typ), "("+strconv.FormatInt(time.Now().Add(-per).UnixMilli(), 10), "+inf")
+		starts = pipe.ZCount(ctx, r.k.Rate(typ), windowMin(time.Now().UnixMilli(), per), "+inf")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return f, err
@@ -328,8 +328,7 @@ type RateStart struct {
 
 // RateStarts reads the starts in a rate window scored fromMS or later: the
 // job type typ's own window for rateKey "", else that rate key's window
-// (RateKey), oldest
-// first, and the Redis server time of the read, unix ms, in one MULTI: no
+// (RateKey), oldest first, and the Redis server time of the read, unix ms, in one MULTI: no
 // claim runs between the two, so every start of a claim after the read is
 // scored nowMS or later. A start stays in the window for at least the
 // rate's Per after its score (the claim removes only members scored now -
@@ -355,4 +354,39 @@ func (r *RDB) RateStarts(ctx context.Context, typ, rateKey string, fromMS int64)
 		starts = append(starts, RateStart{Member: m, AtMS: int64(z.Score)})
 	}
 	return starts, tm.Val().UnixMilli(), nil
+}
+
+// windowMin is the ZCOUNT minimum of the starts in a window of per that
+// ends at nowMS: those newer than nowMS - per, as the claim counts them.
+func windowMin(nowMS int64, per time.Duration) string {
+	return "(" + strconv.FormatInt(nowMS-per.Milliseconds(), 10)
+}
+
+// RateWindow names the window of a rate key: the jobs of type Type
+// enqueued with rate key Key (Keys.RateKey, which such a job counts
+// against instead of its type's window), over a window of Per.
+type RateWindow struct {
+	Type, Key string
+	Per       time.Duration
+}
+
+// RateKeyStarts reads, in one pipeline, the starts in each window of ws
+// that ends at nowMS (unix ms), for display; it writes nothing. A missing
+// key is 0; a foreign value fails the whole read.
+func (r *RDB) RateKeyStarts(ctx context.Context, ws []RateWindow, nowMS int64) ([]int64, error) {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		cmds := make([]*redis.IntCmd, len(ws))
+		for i, w := range ws {
+			cmds[i] = pipe.ZCount(ctx, r.k.RateKey(w.Type, w.Key), windowMin(nowMS, w.Per), "+inf")
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(ws))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
 }

@@ -186,3 +186,50 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 		t.Errorf("all starts %+v, want 2", all)
 	}
 }
+
+// RateKeyStarts counts the starts the claim made in a rate key's window,
+// apart from the type's window and other keys', and only those in the
+// window.
+func TestRateKeyStarts(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	jobs := []NewJob{
+		{ID: "a0", Envelope: `{"task":"rated","rate_key":"tenant-7"}`, AtMS: 1},
+		{ID: "a1", Envelope: `{"task":"rated","rate_key":"tenant-7"}`, AtMS: 2},
+		{ID: "b0", Envelope: `{"task":"rated","rate_key":"tenant-8"}`, AtMS: 3},
+		{ID: "n0", Envelope: `{"task":"rated"}`, AtMS: 4},
+	}
+	if _, err := r.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	limits := []JobLimit{{Type: "rated", RateN: 5, RatePer: time.Minute}}
+	if _, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	now := c.Time(ctx).Val().UnixMilli()
+	ws := []RateWindow{
+		{"rated", "tenant-7", time.Minute},
+		{"rated", "tenant-8", time.Minute},
+		{"rated", "tenant-9", time.Minute},      // no such window
+		{"rated", "tenant-7", time.Millisecond}, // the starts left this window
+	}
+	got, err := r.RateKeyStarts(ctx, ws, now+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[2 1 0 0]" {
+		t.Errorf("RateKeyStarts: %v, want [2 1 0 0]", got)
+	}
+	if got, err := r.RateKeyStarts(ctx, nil, now); err != nil || len(got) != 0 {
+		t.Errorf("RateKeyStarts of none: %v, %v", got, err)
+	}
+	if f, _ := r.JobFlow(ctx, "rated", time.Minute); f.Starts != 1 {
+		t.Errorf("JobFlow starts %d, want 1 (the job without a key)", f.Starts)
+	}
+	must(t, c.Set(ctx, r.k.RateKey("rated", "bad"), "x", 0).Err())
+	if _, err := r.RateKeyStarts(ctx, []RateWindow{{"rated", "bad", time.Minute}}, now); err == nil {
+		t.Error("RateKeyStarts of a foreign value: no error")
+	}
+}

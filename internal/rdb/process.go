@@ -63,7 +63,7 @@ func (r *RDB) Beat(ctx context.Context, h Heartbeat, ttl time.Duration) ([]strin
 	pipe.ZAdd(ctx, r.k.Processes(), redis.Z{Score: float64(h.NowMS), Member: h.ID})
 	pipe.HSet(ctx, r.k.Process(h.ID), "host", h.Host, "pid", h.PID, "version", h.Version,
 		"started", h.StartedMS, "beat", h.NowMS, "running", h.Running, "tasks", h.Tasks, "types", h.Types,
-		fieldTaskNames, encodeNames(h.Names))
+		FieldTaskNames, encodeNames(h.Names))
 	if len(h.Limits) > 0 {
 		b, _ := json.Marshal(h.Limits) // a slice of plain structs always encodes
 		pipe.HSet(ctx, r.k.Process(h.ID), FieldLimits, b)
@@ -106,9 +106,9 @@ func (r *RDB) ProcessBeats(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
-// fieldTaskNames is the process hash's field with the names of the task
+// FieldTaskNames is the process hash's field with the names of the task
 // and job types the process runs, a JSON array of strings.
-const fieldTaskNames = "task_names"
+const FieldTaskNames = "task_names"
 
 func encodeNames(names []string) string {
 	if names == nil {
@@ -116,6 +116,18 @@ func encodeNames(names []string) string {
 	}
 	b, _ := json.Marshal(names) // strings always encode
 	return string(b)
+}
+
+// ParseTaskNames reads a process hash's task_names field (FieldTaskNames):
+// the names of the task and job types the process runs, and false when
+// the value does not parse (a process of a version that does not publish
+// them: "" included).
+func ParseTaskNames(v string) ([]string, bool) {
+	var names []string
+	if json.Unmarshal([]byte(v), &names) != nil {
+		return nil, false
+	}
+	return names, true
 }
 
 // ProcessTypes is what a process's hash says of the task types it runs:
@@ -134,7 +146,7 @@ func (r *RDB) TaskTypes(ctx context.Context, ids []string) ([]ProcessTypes, erro
 	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
 		cmds := make([]*redis.SliceCmd, len(ids))
 		for i, id := range ids {
-			cmds[i] = pipe.HMGet(ctx, r.k.Process(id), "types", fieldTaskNames)
+			cmds[i] = pipe.HMGet(ctx, r.k.Process(id), "types", FieldTaskNames)
 		}
 		return cmds
 	})
@@ -149,10 +161,7 @@ func (r *RDB) TaskTypes(ctx context.Context, ids []string) ([]ProcessTypes, erro
 		}
 		out[i].Digest, _ = vals[0].(string)
 		if s, ok := vals[1].(string); ok {
-			var names []string
-			if json.Unmarshal([]byte(s), &names) == nil {
-				out[i].Names, out[i].Known = names, true
-			}
+			out[i].Names, out[i].Known = ParseTaskNames(s)
 		}
 	}
 	return out, nil

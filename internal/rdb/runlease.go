@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -124,6 +125,15 @@ func (r *RDB) RenewRunLeases(ctx context.Context, l RunLeases, runIDs []string, 
 		args = append(args, idx...)
 	}
 	return renewRunLeasesScript.Run(ctx, r.c, keys, args...).StringSlice()
+}
+
+// FireSlotsRunning counts the runs in progress in the fire slots of the
+// slot group group (a capped type, or FireSlotsOfTask of a run-time task
+// with a cap of its own): the members of P fireslots:<group> whose run
+// lease has not passed at nowMS (unix ms), for display; it writes nothing.
+// A missing key is 0.
+func (r *RDB) FireSlotsRunning(ctx context.Context, group string, nowMS int64) (int64, error) {
+	return r.c.ZCount(ctx, r.k.FireSlots(group), strconv.FormatInt(nowMS, 10), "+inf").Result()
 }
 
 // Holder is the run whose lock a claim took over: its process and instant
