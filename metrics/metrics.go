@@ -53,7 +53,7 @@
 //	crontab_tasks_running                       task runs in progress
 //	crontab_jobs_pending                        pending delayed jobs (retries waiting included)
 //	crontab_jobs_due                            jobs due but not yet claimed
-//	crontab_jobs_waiting{reason}                due jobs not yet claimed, by why they wait, among the first WaitingScan (1,000) due jobs: reason max_running (the type's cap is full), rate (its type's or its rate key's window is full), "no process" (no live process runs its type) or due (waiting for a worker)
+//	crontab_jobs_waiting{reason}                due jobs not yet claimed, by why they wait, among the first WaitingScan (1,000) due jobs: reason max_running (the type's cap is full), rate (its type's or its rate key's window is full), priority (jobs of higher priorities are due), "no process" (no live process runs its type) or due (waiting for a worker)
 //	crontab_jobs_running                        jobs claimed by a process
 //	crontab_jobs_dead                           dead-lettered jobs
 //	crontab_processes_alive                     processes with a recent heartbeat

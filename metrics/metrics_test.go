@@ -248,6 +248,7 @@ func TestCollectorJobsWaiting(t *testing.T) {
 crontab_jobs_waiting{reason="due"} 0
 crontab_jobs_waiting{reason="max_running"} 0
 crontab_jobs_waiting{reason="no process"} %d
+crontab_jobs_waiting{reason="priority"} 0
 crontab_jobs_waiting{reason="rate"} 0
 `, metrics.WaitingScan, metrics.WaitingScan)
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "crontab_jobs_waiting"); err != nil {

@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
 )
@@ -22,6 +25,9 @@ const (
 	// WaitRate: its type's rate window is full, or, for a job enqueued
 	// with RateKey, its key's.
 	WaitRate WaitReason = "rate"
+	// WaitPriority: jobs of higher priorities are due (TaskConfig.Priority):
+	// the claims take them first, weighted.
+	WaitPriority WaitReason = "priority"
 	// WaitDue: nothing above holds it; it waits for a free worker of a
 	// process that runs its type (or for the next claim).
 	WaitDue WaitReason = "due"
@@ -35,7 +41,9 @@ type Wait struct {
 	Reason WaitReason
 	// Detail is the limit that holds it, with its use: "50/50" (running
 	// and cap) for max_running; the rate, "100/1s", for rate, or
-	// "key tenant-7 5/1m0s" for a rate key's window; "" otherwise.
+	// "key tenant-7 5/1m0s" for a rate key's window; for priority, the
+	// job's priority and the due jobs of higher ones, "0 (1500 due
+	// higher)"; "" otherwise.
 	Detail string
 }
 
@@ -60,6 +68,9 @@ type waitInput struct {
 	// keyStarts counts the starts in the window of the job's rate key (set
 	// only when it has one and its type a rate).
 	keyStarts int64
+	// higherDue counts the due jobs of priorities above its type's (in
+	// the indexes of the priorities live processes publish).
+	higherDue int64
 }
 
 // waitChecks are the reasons a due pending job waits, each with the test
@@ -86,6 +97,9 @@ var waitChecks = []struct {
 			return "key " + w.job.RateKey + " " + f.Rate.String(), w.keyStarts >= int64(f.Rate.N)
 		}
 		return f.Rate.String(), f.Starts >= int64(f.Rate.N)
+	}},
+	{WaitPriority, func(w waitInput) (string, bool) {
+		return strconv.Itoa(w.flow.Priority) + " (" + strconv.FormatInt(w.higherDue, 10) + " due higher)", w.higherDue > 0
 	}},
 }
 
@@ -169,13 +183,55 @@ func (in *Inspector) ExplainWaiting(ctx context.Context, jobs []JobInfo) error {
 	if err != nil {
 		return fmt.Errorf("crontab: jobs waiting: rate keys: %w", err)
 	}
+	higher, err := in.dueAbove(ctx, live, now)
+	if err != nil {
+		return fmt.Errorf("crontab: jobs waiting: %w", err)
+	}
 	for _, i := range due {
 		j := &jobs[i]
 		w := waitInput{job: *j, runs: runsAny || runs[j.Task], flow: flows[j.Task]}
+		w.higherDue = higher(w.flow.Priority)
 		if at, ok := keyAt[key{j.Task, j.RateKey}]; ok {
 			w.keyStarts = starts[at]
 		}
 		j.Waiting = classifyWait(w)
 	}
 	return nil
+}
+
+// dueAbove returns a function that counts the due jobs (at now) of the
+// priorities above a given one, among the priorities the live processes
+// publish with their limits (with 0, the default's), read in one pipeline
+// of the level indexes; without any priority published, it counts 0.
+func (in *Inspector) dueAbove(ctx context.Context, live []rdb.ProcessRead, now time.Time) (func(p int) int64, error) {
+	set := map[int]bool{}
+	for _, p := range live {
+		limits, err := rdb.ParseLimits(p.Hash[rdb.FieldLimits])
+		if err != nil {
+			return nil, fmt.Errorf("process %s: %w", p.ID, err)
+		}
+		for _, l := range limits {
+			if l.Priority != 0 {
+				set[l.Priority] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		return func(int) int64 { return 0 }, nil
+	}
+	set[0] = true
+	levels := slices.Sorted(maps.Keys(set))
+	due, err := in.db.LevelDue(ctx, levels, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	return func(p int) int64 {
+		var n int64
+		for i, l := range levels {
+			if l > p {
+				n += due[i]
+			}
+		}
+		return n
+	}, nil
 }

@@ -25,6 +25,7 @@ type (
 	holdKeyed  struct{ holdJob }
 	holdFree   struct{ holdJob }
 	holdOrphan struct{ holdJob }
+	holdUrgent struct{ holdJob }
 )
 
 func (j holdJob) Handle(ctx context.Context) error {
@@ -40,7 +41,8 @@ func (j holdJob) Handle(ctx context.Context) error {
 // ExplainWaiting says why each due pending job waits, against a live
 // scheduler: a full cap, a full type window, a full rate-key window while
 // another key's is free, a type no live process runs, and a job held only
-// by busy workers; a job not yet due gets no reason.
+// by busy workers; jobs of a lower priority while a higher one is due;
+// a job not yet due gets no reason.
 func TestExplainWaiting(t *testing.T) {
 	t.Cleanup(func() { close(holdGate) })
 	rdb := redistest.Start(t).Client(t)
@@ -51,8 +53,9 @@ func TestExplainWaiting(t *testing.T) {
 		TaskConfig{Name: "keyed", Rate: Rate{N: 1, Per: time.Hour}, New: func() TaskInterface { return new(holdKeyed) }},
 		TaskConfig{Name: "free", New: func() TaskInterface { return new(holdFree) }},
 		TaskConfig{Name: "orphan", New: func() TaskInterface { return new(holdOrphan) }},
+		TaskConfig{Name: "urgent", Priority: 5, New: func() TaskInterface { return new(holdUrgent) }},
 	)
-	runScheduler(t, rdb, reg, WithWorkers(2), WithTasks("capped", "rated", "keyed", "free"))
+	runScheduler(t, rdb, reg, WithWorkers(2), WithTasks("capped", "rated", "keyed", "free", "urgent"))
 	c := NewClient(rdb, reg, WithProcessTTL(time.Second))
 	in := NewInspector(rdb, WithProcessTTL(time.Second))
 	enqueueAs := func(typ string, job holdJob, opts ...EnqueueOption) string {
@@ -86,8 +89,9 @@ func TestExplainWaiting(t *testing.T) {
 		enqueueAs("capped", holdJob{N: "c2"}):                     "max_running 1/1",
 		enqueueAs("rated", holdJob{N: "r2"}):                      "rate 1/1h0m0s",
 		enqueueAs("keyed", holdJob{N: "k2"}, RateKey("tenant-7")): "rate key tenant-7 1/1h0m0s",
-		enqueueAs("keyed", holdJob{N: "k3"}, RateKey("tenant-8")): "due",
-		enqueueAs("free", holdJob{N: "f2"}):                       "due",
+		enqueueAs("keyed", holdJob{N: "k3"}, RateKey("tenant-8")): "priority 0 (1 due higher)",
+		enqueueAs("free", holdJob{N: "f2"}):                       "priority 0 (1 due higher)",
+		enqueueAs("urgent", holdJob{N: "u1"}):                     "due",
 		enqueueAs("orphan", holdJob{N: "o1"}):                     "no process",
 		enqueueAs("free", holdJob{N: "later"}, In(time.Hour)):     "",
 		enqueueAs("capped", holdJob{N: "c-later"}, In(time.Hour)): "",
@@ -124,7 +128,7 @@ func TestExplainWaiting(t *testing.T) {
 
 // The reasons are tested in the claim's order: a type no process runs
 // waits for that whatever its limits; a full cap comes before a full
-// window; WaitReasons lists each reason once, due last.
+// window, and both before jobs of higher priorities; WaitReasons lists each reason once, due last.
 func TestClassifyWaitOrder(t *testing.T) {
 	full := TypeFlow{MaxRunning: 2, Running: 2, Rate: Rate{N: 1, Per: time.Second}, Starts: 1}
 	for _, tc := range []struct {
@@ -136,13 +140,15 @@ func TestClassifyWaitOrder(t *testing.T) {
 		{waitInput{runs: true, flow: TypeFlow{MaxRunning: 2, Running: 1, Rate: full.Rate, Starts: 1}}, "rate 1/1s"},
 		{waitInput{runs: true, flow: full, job: JobInfo{RateKey: "k"}, keyStarts: 1}, "max_running 2/2"},
 		{waitInput{runs: true, flow: TypeFlow{Rate: full.Rate, Starts: 1}, job: JobInfo{RateKey: "k"}}, "due"},
+		{waitInput{runs: true, flow: full, higherDue: 3}, "max_running 2/2"},
+		{waitInput{runs: true, flow: TypeFlow{Priority: -1}, higherDue: 3}, "priority -1 (3 due higher)"},
 		{waitInput{runs: true}, "due"},
 	} {
 		if got := classifyWait(tc.in).String(); got != tc.want {
 			t.Errorf("classifyWait(%+v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if got := WaitReasons(); len(got) != 4 || got[3] != WaitDue {
+	if got := WaitReasons(); len(got) != 5 || got[4] != WaitDue {
 		t.Errorf("WaitReasons() = %q", got)
 	}
 }

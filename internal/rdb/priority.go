@@ -511,3 +511,24 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob
 	jobs, nextMS = parseJobClaim(append(res[:1:1], res[2:]...))
 	return jobs, nextMS, levels, nil
 }
+
+// LevelDue reads, in one pipeline, how many entries of each level's index
+// are due at nowMS (unix ms), for display: an entry whose job has left the
+// queue counts until a claim drops it. It writes nothing.
+func (r *RDB) LevelDue(ctx context.Context, levels []int, nowMS int64) ([]int64, error) {
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
+		cmds := make([]*redis.IntCmd, len(levels))
+		for i, l := range levels {
+			cmds[i] = pipe.ZCount(ctx, r.k.Level(l), "-inf", strconv.FormatInt(nowMS, 10))
+		}
+		return cmds
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(levels))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
