@@ -79,6 +79,13 @@
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
 //	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
 //	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
+//	{ns}:slots:<type>   the running slots of a job type with max_running (see rdb's limits.go)
+//	{ns}:fireslots:<group> ZSET run id -> run lease deadline: the runs of a capped scheduled type
+//	                         (or run-time task, group "task:<key>")
+//	{ns}:rate:<type>, {ns}:ratekey:<len(type)>:<type>:<key>
+//	                    ZSET start -> its Redis time: the sliding window of a rated type (or rate key)
+//	{ns}:jobs:prio:<p>  ZSET job id -> due (unix ms): the pending jobs of priority p, in a namespace
+//	                         where some type has a priority; a hint the claims check against {ns}:jobs
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
 //	{ns}:wake           pub/sub channel
 //	{ns}:quarantine:<name>:<ms>  a foreign value (wrong type) found in key <name>, moved aside
@@ -106,6 +113,16 @@
 // (RunInfo.Fire; by default the job's first due time). The
 // id must be unique among pending, running and dead jobs. Cancel is
 // ZREM {ns}:jobs <id> followed, if it removed one, by HDEL of the data.
+//
+// In a namespace where some job type has a priority (TaskConfig.Priority),
+// the producer also adds the job to the index of its type's priority (0
+// for a type without one), with the same score:
+//
+//	ZADD    {ns}:jobs:prio:<priority> <due unix ms> <id>
+//
+// A job left out of its index is still claimed, once it is among the 64
+// oldest due jobs (a claim indexes those it finds in no index), but until
+// then it waits behind the jobs that are in one.
 //
 // A unique job (Unique) takes its identity in the same atomic step as its
 // enqueue, so the producer runs this script (EVAL, or EVALSHA after
