@@ -69,7 +69,7 @@ const MaxLevels = 64
 // then n_typelevels groups of type, priority (the process's types whose
 // priority is not 0); then, with only = 1, the type names it runs
 // Bounds: limit at most MaxJobClaim, scan at most MaxJobScan, n_levels at
-// most MaxLevels; at most 1,000 slot members past their score per capped
+// most MaxLevels (one ZMSCORE of levelHealScan ids per level); at most 1,000 slot members past their score per capped
 // type per call.
 // Failure: a key of the wrong type fails before anything is written.
 // Returns {next, weights, then claimJobsScript's five values per job}:
@@ -158,12 +158,13 @@ local function fill(s)
       s.off = s.off + #ids
       if #ids < page then s.done = true end
     else
-      local due = redis.call('ZRANGE', s.key, '-inf', now, 'BYSCORE', 'LIMIT', s.off, page, 'WITHSCORES')
-      s.off = s.off + #due / 2
-      if #due / 2 < page then s.done = true end
-      for i = 1, #due, 2 do
-        local id = due[i]
-        local d = redis.call('ZSCORE', KEYS[1], id)
+      local due = redis.call('ZRANGE', s.key, '-inf', now, 'BYSCORE', 'LIMIT', s.off, page)
+      s.off = s.off + #due
+      if #due < page then s.done = true end
+      local scores = {}
+      if #due > 0 then scores = callk('ZMSCORE', KEYS[1], due) end
+      for i, id in ipairs(due) do
+        local d = scores[i]
         if not d then
           s.stale[#s.stale + 1] = id -- its job left the queue
         elseif tonumber(d) > now then
@@ -183,15 +184,21 @@ end
 -- their type's level, and candidates of it at once.
 if levels then
   local head = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, ` + strconv.Itoa(levelHealScan) + `, 'WITHSCORES')
-  local ids, dues = {}, {}
-  for i = 1, #head, 2 do
-    local found = false
+  local hids = {}
+  for i = 1, #head, 2 do hids[#hids + 1] = head[i] end
+  local found = {}
+  if #hids > 0 then
     for _, s in ipairs(src) do
-      if redis.call('ZSCORE', s.key, head[i]) then found = true break end
+      for i, sc in ipairs(redis.call('ZMSCORE', s.key, unpack(hids))) do
+        if sc then found[i] = true end
+      end
     end
-    if not found then
-      ids[#ids + 1] = head[i]
-      dues[#dues + 1] = head[i + 1]
+  end
+  local ids, dues = {}, {}
+  for i, id in ipairs(hids) do
+    if not found[i] then
+      ids[#ids + 1] = id
+      dues[#dues + 1] = head[2 * i]
     end
   end
   for _, c in ipairs(candidates(ids, dues, nil)) do
