@@ -42,8 +42,15 @@ var (
 			return &benchJobP10{benchJob{N: n, sink: s}}
 		}},
 	}
+	// kindFlat are kindPriority's Go types all at priority 0: the same
+	// backlog claimed in due order, the priority scenario's reference.
+	kindFlat = []jobKind{
+		{name: "bench flat a", job: kindPriority[0].job},
+		{name: "bench flat b", job: kindPriority[1].job},
+		{name: "bench flat c", job: kindPriority[2].job},
+	}
 	// kindSets names the sets of kinds for the worker's -jobs flag.
-	kindSets = map[string][]jobKind{"plain": kindPlain, "priority": kindPriority}
+	kindSets = map[string][]jobKind{"plain": kindPlain, "priority": kindPriority, "flat": kindFlat}
 )
 
 // workload is what a job scenario runs, and is named by in its output so
@@ -315,8 +322,18 @@ func (e *env) runPriority(ctx context.Context, details map[string]any) error {
 	if err := e.admin.FlushAll(ctx).Err(); err != nil {
 		return err
 	}
+	// The same backlog without priorities first: the reference drain.
+	flat := workload{kinds: kindFlat, procs: max(e.cfg.LimitProcs, 1), withTasks: e.cfg.WithTasks}
+	n := e.cfg.PriorityJobs * len(flat.kinds)
+	ref, _, err := e.runJobs(ctx, "S1 backlog without priorities", burstDue(n), "", flat)
+	if err != nil {
+		return err
+	}
+	e.addCorrectness(fmt.Sprintf("S1 backlog %d x %d, %s", len(flat.kinds), e.cfg.PriorityJobs, flat), ref)
+	if err := e.admin.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
 	w := workload{kinds: kindPriority, procs: max(e.cfg.LimitProcs, 1), withTasks: e.cfg.WithTasks}
-	n := e.cfg.PriorityJobs * len(w.kinds)
 	due := burstDue(n)
 	o, rec, err := e.runJobs(ctx, "S1 priorities", due, "", w)
 	if err != nil {
@@ -324,8 +341,9 @@ func (e *env) runPriority(ctx context.Context, details map[string]any) error {
 	}
 	sc := fmt.Sprintf("S1 backlog %d x %d, %s", len(w.kinds), e.cfg.PriorityJobs, w)
 	per := priorityOutcomes(rec, due, w.kinds)
-	details["priority"] = map[string]any{"workload": w.String(), "all": o, "types": per}
-	e.add(sc, "drain rate", "jobs/s", o.DrainRate, nil, false, nil)
+	details["priority"] = map[string]any{"workload": w.String(), "all": o, "types": per, "without_priorities": ref}
+	refRate := ref.DrainRate
+	e.add(sc, "drain rate (baseline: same backlog, no priorities)", "jobs/s", o.DrainRate, &refRate, false, nil)
 	order := make([]string, len(per))
 	for i := len(per) - 1; i >= 0; i-- {
 		p := per[i]
