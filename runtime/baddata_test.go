@@ -337,6 +337,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"jobs:data", keys.JobData, "hash"},
 		{"jobs:attempt", keys.Attempts, "hash"},
 		{"jobs:first", keys.FirstDue, "hash"},
+		{"jobs:failed", keys.Failed, "hash"},
 		{"jobs:lease", keys.Leases, "zset"},
 		{"jobs:owner", keys.Owners, "hash"},
 		{"dead", keys.Dead, "zset"},

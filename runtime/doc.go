@@ -76,6 +76,7 @@
 //	{ns}:jobs:owner     HASH job id -> "<claim id>|<due ms>": the claim ("<process>#<n>") running it, and the due it was claimed at
 //	{ns}:jobs:first     HASH job id -> when a job put back in the queue (released, retried, redelivered) was first due
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
+//	{ns}:jobs:failed    HASH job id -> 1: a unique job waiting for the retry of a failed attempt
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
 //	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
 //	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
@@ -129,7 +130,7 @@
 //	return ARGV[1]
 //	-- END unique enqueue
 //
-// with KEYS {ns}:jobs, {ns}:jobs:data, {ns}:jobs:owner, {ns}:jobs:attempt,
+// with KEYS {ns}:jobs, {ns}:jobs:data, {ns}:jobs:owner, {ns}:jobs:failed,
 // {ns}:unique, {ns}:unique:<identity> and ARGV the job's id, its envelope
 // (with "unique":"<identity>" added, so that Cancel frees the identity),
 // the ttl in ms, the delay in ms, and the identity. It returns the id of

@@ -470,6 +470,9 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 		if a.action == "retry" || a.action == "release" {
 			ack.FirstDueMS = ms(a.j.fire) // kept unless one is kept already
 		}
+		// A failed unique job holds its identity no longer than its ttl
+		// (jobs:failed); a redelivered one keeps it until it ends.
+		ack.Unique = a.action == "retry" && a.j.env.Unique != ""
 		if a.action != "release" {
 			// A release counts no run and writes no record: it needs no
 			// type, and its job may not even be decoded.

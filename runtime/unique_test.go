@@ -419,7 +419,7 @@ func TestUniqueRawProducerFollowingTheDoc(t *testing.T) {
 	ident := UniqueIdentity("uniq", []byte(payload), "")
 	raw := func(id string) (string, error) {
 		return script.Run(ctx, rdb, []string{"{crontab}:jobs", "{crontab}:jobs:data", "{crontab}:jobs:owner",
-			"{crontab}:jobs:attempt", "{crontab}:unique", "{crontab}:unique:" + ident},
+			"{crontab}:jobs:failed", "{crontab}:unique", "{crontab}:unique:" + ident},
 			id, `{"task":"uniq","payload":`+payload+`,"unique":"`+ident+`"}`, 3_600_000, 60_000, ident).Text()
 	}
 	got, err := raw("raw-1")

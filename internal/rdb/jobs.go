@@ -372,7 +372,9 @@ const (
 // its history record ("" for none), for a dead job the envelope kept in
 // the dead letters, and when the job was first due (FirstDueMS: kept in
 // jobs:first by a retry or release unless one is kept already; 0 keeps
-// none).
+// none). Unique says the job has a unique identity: its retry marks it in
+// jobs:failed (Keys.Failed), so that it holds the identity no longer than
+// its expiry.
 type JobAck struct {
 	ID           string
 	Claim        string
@@ -382,6 +384,7 @@ type JobAck struct {
 	Record       string
 	DeadEnvelope string
 	FirstDueMS   int64
+	Unique       bool
 }
 
 // AckBatch is a batch of acks and the claims whose last job it ends (their
@@ -406,18 +409,21 @@ type AckBatch struct {
 // history. A batch costs a fixed number of variadic commands plus one per
 // retry, release or dead job. A retry or release keeps the job's first due
 // in jobs:first (HSETNX: a due kept before wins), which the job's end
-// deletes; a plain ok ack writes nothing there.
+// deletes; a plain ok ack writes nothing there. The retry of a job with a
+// unique identity marks it in jobs:failed, which the job's end deletes
+// too (see luaUniqueHeld).
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
 // dead:data, stats, jobs:first, then the history key of each type in the
-// batch
+// batch, then the slots keys, then jobs:failed (last)
 // ARGV: dead_limit, history_limit, history_age_ms, n_plain, n, n_types,
 // n_claims; then n_plain groups of id, type (1-based index into the types),
 // claim (1-based index into the claims), of plain ok acks (no history
 // record: most of a burst); then n groups of id, action
 // (ok|retry|dead|release), due_ms, type (0 for a release), claim, record
 // ("" when it would be trimmed anyway), dead_envelope, first_ms (the job's
-// first due; 0: none to keep); then the name of each type; then each
+// first due; 0: none to keep), unique (1: the job has a unique identity);
+// then the name of each type; then each
 // claim id; then the ids of the claims that end here (n_ended); then, for
 // each slots key (n_slots, KEYS after the history keys), a count m and m
 // job ids: the jobs of a capped type whose slot each ack frees (only those
@@ -433,11 +439,13 @@ want_type(KEYS[5], 'hash')
 want_type(KEYS[6], 'zset')
 want_type(KEYS[7], 'hash')
 want_type(KEYS[9], 'hash')
+local failed = KEYS[#KEYS]
+want_type(failed, 'hash')
 local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local nended, nslots = tonumber(ARGV[8]), tonumber(ARGV[10])
 for j = 1, nslots do want_type(KEYS[9 + ntypes + j], 'zset') end
 local full = 10 + 3 * np
-local base = full + 8 * n
+local base = full + 9 * n
 local ours = {}
 for c = 1, nclaims do ours[c] = redis.call('ZSCORE', KEYS[4], ARGV[base + ntypes + c]) ~= false end
 local lost, mine, done = {}, {}, {}
@@ -456,7 +464,7 @@ for i = 0, np - 1 do
   end
 end
 for i = 0, n - 1 do
-  local o = full + 8 * i
+  local o = full + 9 * i
   local id, action, due, t, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[o + 6]
   if not ours[tonumber(ARGV[o + 5])] then
     lost[#lost + 1] = id
@@ -472,6 +480,7 @@ for i = 0, n - 1 do
       if action ~= 'ok' then fails[t] = (fails[t] or 0) + 1 end
       if action == 'retry' then
         if type(redis.pcall('HINCRBY', KEYS[3], id, 1)) == 'table' then redis.call('HSET', KEYS[3], id, 1) end
+        if ARGV[o + 9] == '1' then redis.call('HSET', failed, id, 1) end
         redis.call('ZADD', KEYS[1], due, id)
       else
         done[#done + 1] = id
@@ -493,6 +502,7 @@ if #done > 0 then
   callk('HDEL', KEYS[2], done)
   if redis.call('EXISTS', KEYS[3]) == 1 then callk('HDEL', KEYS[3], done) end
   if redis.call('EXISTS', KEYS[9]) == 1 then callk('HDEL', KEYS[9], done) end
+  if redis.call('EXISTS', failed) == 1 then callk('HDEL', failed, done) end
 end
 local ended = base + ntypes + nclaims
 if nended > 0 then
@@ -567,7 +577,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 		}
 	}
 	// Plain ok acks (no history record to write) go first, in three
-	// arguments each instead of seven: a burst's common case.
+	// arguments each instead of nine: a burst's common case.
 	var plain, full []any
 	for _, a := range b.Acks {
 		t := 0
@@ -578,11 +588,11 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			plain = append(plain, a.ID, t, claimIndex[a.Claim])
 			continue
 		}
-		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS)
+		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS, boolArg(a.Unique))
 	}
 	args := make([]any, 0, 10+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
 	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
-		len(plain)/3, len(full)/8, len(types), len(claims), len(b.EndedClaims), r.k.Wake(), len(b.Slots))
+		len(plain)/3, len(full)/9, len(types), len(claims), len(b.EndedClaims), r.k.Wake(), len(b.Slots))
 	args = append(args, plain...)
 	args = append(args, full...)
 	args = append(args, types...)
@@ -598,6 +608,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			args = append(args, id)
 		}
 	}
+	keys = append(keys, r.k.Failed())
 	lost, err = ackJobsScript.Run(ctx, r.c, keys, args...).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		err = nil
@@ -637,10 +648,13 @@ func (r *RDB) RenewJobLeases(ctx context.Context, lease time.Duration, claims []
 // process died or stalled) back in the queue, due now, the lost attempt
 // counted: at-least-once delivery. Each job's owner field carries the due
 // it was claimed at (OwnerValue), kept in jobs:first as its first due
-// unless one is kept already (HSETNX). It reads every owner field, so its
-// cost is that of the jobs in flight, once per expired claim batch.
+// unless one is kept already (HSETNX). The lost attempt did not fail: a
+// jobs:failed field (a failure before it) is deleted, so a unique job put
+// back here holds its identity until it ends (luaUniqueHeld). It reads
+// every owner field, so its cost is that of the jobs in flight, once per
+// expired claim batch.
 //
-// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt, jobs:first
+// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt, jobs:first, jobs:failed
 // ARGV: limit (claims), not_after_ms (optional: it does nothing when run
 // later)
 // Returns {id, claim, id, claim, ...} of the jobs put back.
@@ -650,8 +664,10 @@ if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall)
 want_type(KEYS[1], 'zset')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
+want_type(KEYS[6], 'hash')
 local claims = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 if #claims == 0 then return out end
+local hasfailed = redis.call('EXISTS', KEYS[6]) == 1
 local expired = {}
 for _, c in ipairs(claims) do expired[c] = true end
 local owners = redis.call('HGETALL', KEYS[3])
@@ -663,6 +679,7 @@ for i = 1, #owners, 2 do
     redis.call('ZADD', KEYS[1], now, id)
     if type(redis.pcall('HINCRBY', KEYS[4], id, 1)) == 'table' then redis.call('HSET', KEYS[4], id, 1) end
     if due then redis.call('HSETNX', KEYS[5], id, due) end
+    if hasfailed then redis.call('HDEL', KEYS[6], id) end
     out[#out + 1] = id
     out[#out + 1] = claim
   end
@@ -679,7 +696,7 @@ type Redelivered struct {
 // Redeliver puts back the jobs of up to limit claims whose lease expired;
 // run later than notAfterMS it does nothing.
 func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Redelivered, error) {
-	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue()},
+	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue(), r.k.Failed()},
 		limit, notAfterMS).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -694,8 +711,8 @@ func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Red
 // cancelScript removes a pending job, and frees the unique identity it
 // holds (when given one: its key still names the job).
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first, and for a
-// job with a unique identity: unique, unique:<identity>
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first, jobs:failed,
+// and for a job with a unique identity: unique, unique:<identity>
 // ARGV: id, and for a job with a unique identity: the identity
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
@@ -704,19 +721,21 @@ want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')
 want_type(KEYS[5], 'hash')
-if KEYS[7] then
-  want_type(KEYS[6], 'zset')
-  want_type(KEYS[7], 'string')
+want_type(KEYS[6], 'hash')
+if KEYS[8] then
+  want_type(KEYS[7], 'zset')
+  want_type(KEYS[8], 'string')
 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
   redis.call('HDEL', KEYS[5], ARGV[1])
-  if KEYS[7] then
-    local v = redis.call('GET', KEYS[7])
+  redis.call('HDEL', KEYS[6], ARGV[1])
+  if KEYS[8] then
+    local v = redis.call('GET', KEYS[8])
     if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
-      redis.call('DEL', KEYS[7])
-      redis.call('ZREM', KEYS[6], ARGV[2])
+      redis.call('DEL', KEYS[8])
+      redis.call('ZREM', KEYS[7], ARGV[2])
     end
   end
   return 1
@@ -739,7 +758,7 @@ const (
 // holds. It reads the job's envelope first (for its identity), then runs
 // cancelScript.
 func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue()}
+	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue(), r.k.Failed()}
 	args := []any{id}
 	env, err := r.c.HGet(ctx, r.k.JobData(), id).Result()
 	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {

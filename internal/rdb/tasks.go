@@ -424,6 +424,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.JobData():     "hash",
 		k.Attempts():    "hash",
 		k.FirstDue():    "hash",
+		k.Failed():      "hash",
 		k.Leases():      "zset",
 		k.Owners():      "hash",
 		k.Dead():        "zset",
