@@ -332,7 +332,7 @@ func scriptCases() []scriptCase {
 			claimed(t, r, 2)
 			r.c.HSet(ctx, r.k.JobData(), "lost", `{"task":"t"}`, "stale", `{"task":"t"}`)
 			r.c.HSet(ctx, r.k.Owners(), "stale", OwnerValue("gone#9", 5)) // a claim without a lease
-			r.c.HSet(ctx, r.k.Failed(), "stale", 1)                        // failed before
+			r.c.HSet(ctx, r.k.Failed(), "stale", 1)                       // failed before
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 		}, func(r *RDB) error { return allPages(r.SweepJobs) }},
 		{"SweepFirstDue", func(t *testing.T, r *RDB) {
