@@ -217,7 +217,17 @@ func scriptCases() []scriptCase {
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","error":"x"}`)
 			r.c.HSet(ctx, r.k.Attempts(), "d", 3)
-		}, func(r *RDB) error { _, err := r.RetryDead(ctx, "d", `{"task":"t"}`); return err }},
+		}, func(r *RDB) error { _, err := r.RetryDead(ctx, "d", `{"task":"t"}`, "", ""); return err }},
+		{"RetryDeadUnique", func(t *testing.T, r *RDB) {
+			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
+			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","unique":"t|a","error":"x"}`)
+			r.c.HSet(ctx, r.k.Attempts(), "d", 3)
+			r.c.Set(ctx, r.k.UniqueKey("t|a"), "d|1", 0)
+			r.c.ZAdd(ctx, r.k.UniqueIndex(), redis.Z{Score: 1, Member: "t|a"})
+		}, func(r *RDB) error {
+			_, err := r.RetryDead(ctx, "d", `{"task":"t","unique":"t|a"}`, "t|a", `{"task":"t"}`)
+			return err
+		}},
 		{"Register", func(*testing.T, *RDB) {}, func(r *RDB) error {
 			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000}})
 			return err

@@ -775,28 +775,74 @@ func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
 }
 
 // retryDeadScript moves a dead job back to the queue, due now, with its
-// attempts reset.
+// attempts reset. A job with a unique identity takes it again when no
+// other job holds it (luaUniqueHeld): the identity key is set to name it,
+// with the expiry it had if it still named it, else now (the ttl counts
+// from the enqueue, which a retry is not: the job holds it while pending
+// or running, and frees it when it ends), and it gets the envelope env.
+// When another job holds the identity the retried job runs without one:
+// it gets env_alone (the envelope without the identity), so it is nobody's
+// duplicate and Cancel frees nothing of the holder's.
 //
-// KEYS: dead, dead:data, jobs, jobs:data, jobs:attempt
-// ARGV: id, envelope (the original, without the error)
-var retryDeadScript = redis.NewScript(luaNow + `
+// KEYS: dead, dead:data, jobs, jobs:data, jobs:attempt, and for a job with
+// a unique identity: jobs:owner, jobs:failed, unique, unique:<identity>
+// ARGV: id, env (the original envelope, without the error), and for a job
+// with a unique identity: the identity, env_alone
+// Failure: every key it writes or reads is type-checked before the first
+// write.
+// Returns 0 when no dead job has the id, 1 when it was retried (with its
+// identity, if it has one), 2 when it was retried without its identity.
+var retryDeadScript = redis.NewScript(luaNow + luaUniqueHeld + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'zset')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
-redis.call('HDEL', KEYS[5], ARGV[1])
-redis.call('ZADD', KEYS[3], now, ARGV[1])
-return 1
+local id, env, code = ARGV[1], ARGV[2], 1
+if KEYS[9] then
+  want_type(KEYS[6], 'hash')
+  want_type(KEYS[7], 'hash')
+  want_type(KEYS[8], 'zset')
+  want_type(KEYS[9], 'string')
+end
+if not redis.call('ZSCORE', KEYS[1], id) then return 0 end
+if KEYS[9] then
+  local hid, hexp = unique_holder(KEYS[9])
+  if hid and hid ~= id and unique_held(KEYS[3], KEYS[6], KEYS[7], hid, hexp) then
+    env, code = ARGV[4], 2
+  else
+    local exp = now
+    if hid == id then exp = math.max(hexp, now) end
+    redis.call('SET', KEYS[9], id .. '|' .. exp)
+    redis.call('ZADD', KEYS[8], exp, ARGV[3])
+  end
+end
+redis.call('ZREM', KEYS[1], id)
+redis.call('HDEL', KEYS[2], id)
+redis.call('HSET', KEYS[4], id, env)
+redis.call('HDEL', KEYS[5], id)
+redis.call('ZADD', KEYS[3], now, id)
+return code
 `)
 
+// The results of RetryDead.
+const (
+	RetryDeadNotFound      = 0 // no dead job has the id
+	RetriedDead            = 1 // queued again (holding its unique identity, if it has one)
+	RetriedWithoutIdentity = 2 // queued again without its unique identity: another job holds it
+)
+
 // RetryDead moves the dead job id back to the queue, due now, with the
-// envelope env, and reports whether it was dead.
-func (r *RDB) RetryDead(ctx context.Context, id, env string) (bool, error) {
-	n, err := retryDeadScript.Run(ctx, r.c,
-		[]string{r.k.Dead(), r.k.DeadData(), r.k.Jobs(), r.k.JobData(), r.k.Attempts()}, id, env).Int()
-	return n == 1, err
+// envelope env. A job with a unique identity (identity not "") takes it
+// again unless another job holds it; then it is queued with envAlone, its
+// envelope without the identity (see retryDeadScript). It returns
+// RetryDeadNotFound, RetriedDead or RetriedWithoutIdentity.
+func (r *RDB) RetryDead(ctx context.Context, id, env, identity, envAlone string) (int, error) {
+	keys := []string{r.k.Dead(), r.k.DeadData(), r.k.Jobs(), r.k.JobData(), r.k.Attempts()}
+	args := []any{id, env}
+	if identity != "" {
+		keys = append(keys, r.k.Owners(), r.k.Failed(), r.k.UniqueIndex(), r.k.UniqueKey(identity))
+		args = append(args, identity, envAlone)
+	}
+	return retryDeadScript.Run(ctx, r.c, keys, args...).Int()
 }

@@ -93,3 +93,72 @@ func TestRedeliveredUniqueJobHoldsItsIdentity(t *testing.T) {
 		t.Errorf("jobs:failed has %d fields after u's end, want none", n)
 	}
 }
+
+// A dead unique job retried from the dead letters takes its identity
+// again when it is free, so a duplicate is refused while it is pending
+// again; when another job holds it, the retried job runs without it.
+func TestRetryDeadUniqueJob(t *testing.T) {
+	c := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	const env, alone = `{"task":"t","unique":"t|a"}`, `{"task":"t"}`
+	enqueueOne(t, r, uniqueJob("u", "t|a", 100*time.Millisecond))
+	if jobs, _, err := r.ClaimJobs(ctx, "p#1", 1, time.Minute); err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %v, %v", jobs, err)
+	}
+	if _, err := r.AckJobs(ctx, AckBatch{DeadLimit: 10, History: testHistory, EndedClaims: []string{"p#1"}, Acks: []JobAck{
+		{ID: "u", Claim: "p#1", Action: AckDead, Type: "t", DeadEnvelope: `{"task":"t","unique":"t|a","error":"x"}`, Unique: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if n, err := r.SweepUnique(ctx, 10); err != nil || n != 1 {
+		t.Fatalf("the sweep freed %d (%v), want the dead job's identity", n, err)
+	}
+
+	// Free: u takes it again.
+	if res, err := r.RetryDead(ctx, "u", env, "t|a", alone); err != nil || res != RetriedDead {
+		t.Fatalf("retry u: %d, %v; want RetriedDead", res, err)
+	}
+	if id, _, _ := r.UniqueHolder(ctx, "t|a"); id != "u" {
+		t.Fatalf("holder %q after the retry, want u", id)
+	}
+	if res := enqueueOne(t, r, uniqueJob("v", "t|a", time.Hour)); res.Outcome != UniqueDuplicate || res.ID != "u" {
+		t.Fatalf("while the retried job is pending: %+v, want a duplicate of u", res)
+	}
+	if got := c.HGet(ctx, r.k.JobData(), "u").Val(); got != env {
+		t.Errorf("u's envelope %s, want %s", got, env)
+	}
+	// It ends: the ttl is not counted again, the identity is free.
+	if jobs, _, err := r.ClaimJobs(ctx, "p#2", 1, time.Minute); err != nil || len(jobs) != 1 || jobs[0].Attempt != 1 {
+		t.Fatalf("claim the retried u: %v, %v", jobs, err)
+	}
+	if _, err := r.AckJobs(ctx, AckBatch{DeadLimit: 10, History: testHistory, EndedClaims: []string{"p#2"}, Acks: []JobAck{
+		{ID: "u", Claim: "p#2", Action: AckOK, Type: "t", Unique: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := enqueueOne(t, r, uniqueJob("w", "t|a", time.Hour)); res.Outcome != UniqueNew {
+		t.Fatalf("after the retried job ended: %+v, want a new job", res)
+	}
+
+	// Held by w: the dead job x runs without the identity.
+	must(t, c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "x"}).Err())
+	must(t, c.HSet(ctx, r.k.DeadData(), "x", `{"task":"t","unique":"t|a","error":"x"}`).Err())
+	if res, err := r.RetryDead(ctx, "x", env, "t|a", alone); err != nil || res != RetriedWithoutIdentity {
+		t.Fatalf("retry x: %d, %v; want RetriedWithoutIdentity", res, err)
+	}
+	if id, _, _ := r.UniqueHolder(ctx, "t|a"); id != "w" {
+		t.Errorf("holder %q, want w still", id)
+	}
+	if got := c.HGet(ctx, r.k.JobData(), "x").Val(); got != alone {
+		t.Errorf("x's envelope %s, want %s (without the identity)", got, alone)
+	}
+	if s := c.ZScore(ctx, r.k.Jobs(), "x"); s.Err() != nil {
+		t.Errorf("x not queued: %v", s.Err())
+	}
+	if res := enqueueOne(t, r, uniqueJob("y", "t|a", time.Hour)); res.Outcome != UniqueDuplicate || res.ID != "w" {
+		t.Errorf("enqueue after x's retry: %+v, want a duplicate of w", res)
+	}
+	if res, err := r.RetryDead(ctx, "x", env, "t|a", alone); err != nil || res != RetryDeadNotFound {
+		t.Errorf("retry x again: %d, %v; want RetryDeadNotFound", res, err)
+	}
+}
