@@ -161,7 +161,7 @@ func scriptCases() []scriptCase {
 			must(t, r.c.ZAdd(ctx, r.k.Slots("t"), redis.Z{Score: 1, Member: "gone"}).Err()) // its owner is gone
 			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())   // out of the window
 		}, func(r *RDB) error {
-			_, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+			_, _, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
 				[]JobLimit{{Type: "t", MaxRunning: 4, RateN: 5, RatePer: time.Minute}}, 100, time.Millisecond)
 			return err
 		}},
