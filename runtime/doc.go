@@ -174,7 +174,11 @@
 //     itself became due is RunInfo.Due.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and
 //     skipped (a key of the layout holding the wrong type is moved aside to
-//     {ns}:quarantine:<name>:<ms>).
+//     {ns}:quarantine:<name>:<ms>: the singleton keys and the flow-control
+//     keys of a process's limited types at start and periodically; a RateKey
+//     window or a run-time task's fire slot key, whose names come with the
+//     jobs and tasks, by the process whose claim found it, its jobs waiting
+//     meanwhile and its fire running uncapped).
 //   - When Redis is down, restarting (empty or from its AOF), stalled or
 //     failing over, firing resumes as soon as it answers, and no process is
 //     judged dead until all had a process TTL to check in again. RELIABILITY.md
