@@ -468,11 +468,11 @@ func TestForeignRateKeyWindowStopsNoClaim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	logs.expectLog(t, "foreign value moved aside (quarantine)", bad, "type=string", "want=zset")
 	waitFor(t, 10*time.Second, "every job", func() bool {
 		got := smsTexts(to)
 		return len(got["plain"]) == 1 && len(got["good"]) == 1 && len(got["bad"]) == 2
 	})
+	logs.expectLog(t, "foreign value moved aside (quarantine)", bad, "type=string", "want=zset")
 	moved, _ := rdb.Keys(ctx, k.Prefix()+"quarantine:"+strings.TrimPrefix(bad, k.Prefix())+":*").Result()
 	if len(moved) != 1 || rdb.Get(ctx, moved[0]).Val() != "an operator's" {
 		t.Errorf("quarantined copies of %s: %v, want one with the operator's value", bad, moved)
