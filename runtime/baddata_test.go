@@ -337,6 +337,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"jobs:data", keys.JobData, "hash"},
 		{"jobs:attempt", keys.Attempts, "hash"},
 		{"jobs:first", keys.FirstDue, "hash"},
+		{"jobs:failed", keys.Failed, "hash"},
 		{"jobs:lease", keys.Leases, "zset"},
 		{"jobs:owner", keys.Owners, "hash"},
 		{"dead", keys.Dead, "zset"},
@@ -435,5 +436,49 @@ func TestForeignLimitKeyIsQuarantined(t *testing.T) {
 			}
 			waitFor(t, 10*time.Second, "the job", func() bool { return len(smsTexts(to)["after"]) == 1 })
 		})
+	}
+}
+
+// A RateKey window holding a foreign value (an operator's SET: its name
+// comes with the jobs, so no check at start knows it) stops no claim: the
+// other jobs run, the key is moved aside, and its jobs run then, once.
+func TestForeignRateKeyWindowStopsNoClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := redistest.Start(t).Client(t)
+	k := newKeys("crontab")
+	reg := testRegistry(t, TaskConfig{Name: "sms", Rate: Rate{N: 100, Per: time.Second},
+		New: func() TaskInterface { return new(smsJob) }})
+	logs, logger := newLogCapture()
+	runScheduler(t, rdb, reg, WithLogger(logger))
+	bad := k.RateKey("sms", "bad")
+	must(t, rdb.Set(ctx, bad, "an operator's", 0).Err())
+	c := NewClient(rdb, reg)
+	to := unique(t)
+	for _, j := range []struct {
+		text string
+		opts []EnqueueOption
+	}{
+		{"bad", []EnqueueOption{RateKey("bad")}},
+		{"plain", nil},
+		{"bad", []EnqueueOption{RateKey("bad")}},
+		{"good", []EnqueueOption{RateKey("good")}},
+	} {
+		if _, err := c.Enqueue(ctx, smsJob{To: to, Text: j.text}, j.opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "every job", func() bool {
+		got := smsTexts(to)
+		return len(got["plain"]) == 1 && len(got["good"]) == 1 && len(got["bad"]) == 2
+	})
+	logs.expectLog(t, "foreign value moved aside (quarantine)", bad, "type=string", "want=zset")
+	moved, _ := rdb.Keys(ctx, k.Prefix()+"quarantine:"+strings.TrimPrefix(bad, k.Prefix())+":*").Result()
+	if len(moved) != 1 || rdb.Get(ctx, moved[0]).Val() != "an operator's" {
+		t.Errorf("quarantined copies of %s: %v, want one with the operator's value", bad, moved)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := smsTexts(to); len(got["bad"]) != 2 {
+		t.Errorf("the jobs of the foreign window ran %d times, want 2", len(got["bad"]))
 	}
 }

@@ -135,10 +135,13 @@ func In(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.dela
 // The first job holds its identity from its enqueue until the later of
 // the ttl's end and the job's end: a job that is still running, or still
 // pending for its first attempt, when the ttl ends keeps it until it
-// finishes; a job that succeeded inside the ttl keeps it to the ttl's end
-// (a retried request inside the ttl is still a duplicate). A job whose
-// attempt failed (waiting for its retry, or dead) holds it no longer than
-// the ttl, and a cancelled job frees it at once.
+// finishes, and so does a job delivered again because its process died
+// (its attempt did not fail: it will still run); a job that succeeded
+// inside the ttl keeps it to the ttl's end (a retried request inside the
+// ttl is still a duplicate). A job whose handler failed (waiting for its
+// retry, or dead) holds it no longer than the ttl, and a cancelled job
+// frees it at once. A dead job retried from the dead letters
+// (Inspector.RetryDead) takes its identity again if no other job holds it.
 func Unique(ttl time.Duration) EnqueueOption {
 	return func(o *enqueueOptions) { o.unique, o.ttl = true, ttl }
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/gocrontab/crontab/internal/rdb"
 )
 
 // DeadJob is a job that failed on its last allowed attempt.
@@ -56,6 +58,14 @@ func (in *Inspector) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error)
 
 // RetryDead moves a dead job back to the queue, due now, with its attempts
 // reset. It returns an error wrapping ErrNotFound when no dead job has id.
+//
+// A unique job (Unique, UniqueKey, Debounce) takes its identity again when
+// no other job holds it, so a duplicate enqueue is refused while it is
+// pending or running again; its ttl is not counted again (it counts from
+// the enqueue): the identity is free once the retried job ends, or at the
+// old expiry if that is later. When another job holds the identity now (one
+// enqueued after the dead job's identity was freed), the retried job runs
+// without one: JobInfo.Unique of it is "" and it is nobody's duplicate.
 func (in *Inspector) RetryDead(ctx context.Context, id string) error {
 	if in.err != nil {
 		return in.err
@@ -73,11 +83,18 @@ func (in *Inspector) RetryDead(ctx context.Context, id string) error {
 	}
 	env.Error, env.Failed, env.Attempts = "", 0, 0
 	b, _ := json.Marshal(env)
-	found, err = in.db.RetryDead(ctx, id, string(b))
+	var alone []byte
+	if env.Unique != "" {
+		ident := env.Unique
+		env.Unique = ""
+		alone, _ = json.Marshal(env)
+		env.Unique = ident
+	}
+	res, err := in.db.RetryDead(ctx, id, string(b), env.Unique, string(alone))
 	if err != nil {
 		return fmt.Errorf("crontab: retry %q: %w", id, err)
 	}
-	if !found {
+	if res == rdb.RetryDeadNotFound {
 		return fmt.Errorf("crontab: retry %q: no dead job: %w", id, ErrNotFound)
 	}
 	_ = in.db.Wake(ctx, "retry") // the job is queued; a scheduler looks at the queue within its max sleep anyway

@@ -524,8 +524,15 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 	if err != nil {
 		return 0, nil, false, err
 	}
+	var foreign map[string]bool
 	for i, r := range res {
 		f := fires[i]
+		if r.ForeignSlots != "" {
+			if foreign == nil {
+				foreign = map[string]bool{}
+			}
+			foreign[r.ForeignSlots] = true
+		}
 		switch r.Outcome {
 		case rdb.FireUntried:
 			untried = append(untried, f)
@@ -558,6 +565,12 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 		case rdb.FireMissing:
 			dp.log.Warn("queue entry without task hash removed", "task", f.state.Member)
 		}
+	}
+	// A fire slot key holding a foreign value left its cap off for this
+	// claim (a run-time task's slot group comes with the task: no check at
+	// start knows it); moved aside, the cap holds from the next claim on.
+	for key := range foreign {
+		dp.moveAside(ctx, key, "zset")
 	}
 	return started, untried, early, nil
 }

@@ -76,6 +76,7 @@
 //	{ns}:jobs:owner     HASH job id -> "<claim id>|<due ms>": the claim ("<process>#<n>") running it, and the due it was claimed at
 //	{ns}:jobs:first     HASH job id -> when a job put back in the queue (released, retried, redelivered) was first due
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
+//	{ns}:jobs:failed    HASH job id -> 1: a unique job waiting for the retry of a failed attempt
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
 //	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
 //	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
@@ -146,7 +147,7 @@
 //	return ARGV[1]
 //	-- END unique enqueue
 //
-// with KEYS {ns}:jobs, {ns}:jobs:data, {ns}:jobs:owner, {ns}:jobs:attempt,
+// with KEYS {ns}:jobs, {ns}:jobs:data, {ns}:jobs:owner, {ns}:jobs:failed,
 // {ns}:unique, {ns}:unique:<identity> and ARGV the job's id, its envelope
 // (with "unique":"<identity>" added, so that Cancel frees the identity),
 // the ttl in ms, the delay in ms, and the identity. It returns the id of
@@ -190,7 +191,11 @@
 //     itself became due is RunInfo.Due.
 //   - A panic in a handler is a failed run; bad data in Redis is logged and
 //     skipped (a key of the layout holding the wrong type is moved aside to
-//     {ns}:quarantine:<name>:<ms>).
+//     {ns}:quarantine:<name>:<ms>: the singleton keys and the flow-control
+//     keys of a process's limited types at start and periodically; a RateKey
+//     window or a run-time task's fire slot key, whose names come with the
+//     jobs and tasks, by the process whose claim found it, its jobs waiting
+//     meanwhile and its fire running uncapped).
 //   - When Redis is down, restarting (empty or from its AOF), stalled or
 //     failing over, firing resumes as soon as it answers, and no process is
 //     judged dead until all had a process TTL to check in again. RELIABILITY.md

@@ -70,8 +70,15 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	} else if limits := jr.jobLimits(); len(limits) > 0 {
 		// Some of this process's types have flow control (MaxRunning,
 		// Rate): the claim leaves their jobs in the queue while full.
-		jobs, nextMS, err = jr.db.ClaimJobsLimited(ctx, claim, want, jr.jobLease(), jr.jobTypes(), limits,
+		var foreign []string
+		jobs, nextMS, foreign, err = jr.db.ClaimJobsLimited(ctx, claim, want, jr.jobLease(), jr.jobTypes(), limits,
 			min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
+		// A rate window holding a foreign value (a RateKey window's name
+		// comes with its jobs: no check at start knows it) leaves its
+		// jobs waiting; moved aside, they run from the next claim on.
+		for _, key := range foreign {
+			jr.moveAside(ctx, key, "zset")
+		}
 	} else if types := jr.jobTypes(); types != nil {
 		// Only the jobs of this process's types (roles.go): the others
 		// stay in the queue for the processes that run them.
@@ -488,6 +495,9 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 			ack.FirstDueMS = ms(a.j.fire) // kept unless one is kept already
 			ack.Level, ack.Indexed = jr.ackLevel(a.j)
 		}
+		// A failed unique job holds its identity no longer than its ttl
+		// (jobs:failed); a redelivered one keeps it until it ends.
+		ack.Unique = a.action == "retry" && a.j.env.Unique != ""
 		if a.action != "release" {
 			// A release counts no run and writes no record: it needs no
 			// type, and its job may not even be decoded.

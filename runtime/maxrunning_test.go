@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
@@ -148,6 +149,44 @@ func TestTaskSpecMaxRunningCapsTheTask(t *testing.T) {
 		t.Errorf("task of the same type without a cap: at most %d runs at once, want >= 2", m)
 	}
 	if s := hget(t, rdb, capped, "skips"); s == "" || s == "0" {
+		t.Errorf("capped task: skips %q, want its overlapping instants skipped", s)
+	}
+}
+
+// A foreign value in the fire slot key of a run-time task with a cap of
+// its own (fireslots:task:<key>: its name comes with the task, so no check
+// at start knows it) skips no fire and fails no claim; the claiming
+// process moves it aside, and the cap holds from then on.
+func TestForeignTaskFireSlotKeyIsMovedAside(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	typ := t.Name() + "/type"
+	var own flights
+	capped := t.Name() + "/capped"
+	behave(t, capped, func(ctx context.Context) error {
+		own.enter()
+		defer own.leave()
+		select {
+		case <-time.After(2500 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	k := newKeys("crontab")
+	bad := k.FireSlots(rdb.FireSlotsOfTask(capped))
+	must(t, rc.Set(ctx, bad, "an operator's", 0).Err())
+	reg := testRegistry(t, TaskConfig{Name: typ, Concurrent: true, Timeout: 10 * time.Second, New: probeNew(0)})
+	logs, logger := newLogCapture()
+	runScheduler(t, rc, reg, WithLogger(logger))
+	if err := NewClient(rc, reg).SetTask(ctx, TaskSpec{Key: capped, Type: typ, Expression: "every:1s", Concurrent: true, MaxRunning: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	logs.expectLog(t, "foreign value moved aside (quarantine)", bad, "type=string", "want=zset")
+	if m := own.max.Load(); m != 1 {
+		t.Errorf("task with max_running 1: at most %d runs at once, want 1", m)
+	}
+	if s := hget(t, rc, capped, "skips"); s == "" || s == "0" {
 		t.Errorf("capped task: skips %q, want its overlapping instants skipped", s)
 	}
 }

@@ -14,7 +14,12 @@ import (
 // the error of reading the keys' types (a value it cannot move aside is
 // logged, and the others are still moved). Beside the singleton keys it
 // checks the flow-control keys of the types this process runs with a
-// max_running cap or a rate (rdb.Keys.LimitKeyTypes).
+// max_running cap or a rate (rdb.Keys.LimitKeyTypes). The keys whose names
+// come with the jobs and tasks, the rate windows of RateKey keys and the
+// fire slots of run-time tasks with a cap of their own, cannot be listed
+// here: the claims that read them report one of the wrong type (its jobs
+// wait, its fire runs uncapped, nothing fails), and the claiming process
+// moves it aside at once (moveAside).
 func (mt *maintainer) quarantine(ctx context.Context) error {
 	types := mt.keys.SingletonTypes()
 	for key, typ := range mt.limitKeyTypes() {
@@ -32,19 +37,26 @@ func (mt *maintainer) quarantine(ctx context.Context) error {
 		if t := found[i]; t == types[key] || t == "none" {
 			continue
 		}
-		at := ms(mt.clock.Now())
-		dest := mt.keys.Quarantine(key, at)
-		found, err := mt.db.Quarantine(ctx, key, types[key], at)
-		if err != nil {
-			mt.log.Error("could not move a foreign value aside (quarantine)", "key", key, "err", err)
-			continue
-		}
-		if found != "" {
-			mt.log.Error("foreign value moved aside (quarantine): the key held the wrong type", "key", key,
-				"type", found, "want", types[key], "to", dest)
-		}
+		mt.moveAside(ctx, key, types[key])
 	}
 	return nil
+}
+
+// moveAside moves the value of key aside to its quarantine key if it still
+// holds a type other than want, and logs it as an error (an error to move
+// it is logged too: the next check tries again).
+func (e *engine) moveAside(ctx context.Context, key, want string) {
+	at := ms(e.clock.Now())
+	dest := e.keys.Quarantine(key, at)
+	found, err := e.db.Quarantine(ctx, key, want, at)
+	if err != nil {
+		e.log.Error("could not move a foreign value aside (quarantine)", "key", key, "err", err)
+		return
+	}
+	if found != "" {
+		e.log.Error("foreign value moved aside (quarantine): the key held the wrong type", "key", key,
+			"type", found, "want", want, "to", dest)
+	}
 }
 
 // limitKeyTypes is the flow-control keys of this process's limited types,

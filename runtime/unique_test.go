@@ -419,7 +419,7 @@ func TestUniqueRawProducerFollowingTheDoc(t *testing.T) {
 	ident := UniqueIdentity("uniq", []byte(payload), "")
 	raw := func(id string) (string, error) {
 		return script.Run(ctx, rdb, []string{"{crontab}:jobs", "{crontab}:jobs:data", "{crontab}:jobs:owner",
-			"{crontab}:jobs:attempt", "{crontab}:unique", "{crontab}:unique:" + ident},
+			"{crontab}:jobs:failed", "{crontab}:unique", "{crontab}:unique:" + ident},
 			id, `{"task":"uniq","payload":`+payload+`,"unique":"`+ident+`"}`, 3_600_000, 60_000, ident).Text()
 	}
 	got, err := raw("raw-1")
@@ -462,4 +462,57 @@ func TestUniqueKeysAreSweptAway(t *testing.T) {
 		n, _ := rdb.Keys(ctx, "{crontab}:unique*").Result()
 		return len(uniqRunsOf(key)) == 20 && len(n) == 0
 	})
+}
+
+// A dead unique job retried from the dead letters takes its identity
+// again when it is free (a duplicate is refused while it runs again), and
+// runs without it when another job holds it.
+func TestUniqueRetryDeadTakesItsIdentityBack(t *testing.T) {
+	t.Parallel()
+	rdb, c, key := uniqScheduler(t)
+	ctx := context.Background()
+	in := c.inspect()
+	ident := UniqueIdentity("uniq", nil, key)
+	dead := func(id string, runs int) {
+		t.Helper()
+		waitFor(t, 10*time.Second, "the job to be dead", func() bool {
+			j, err := in.Job(ctx, id)
+			return err == nil && j.State == JobDead && len(uniqRunsOf(key)) == runs
+		})
+	}
+	id, err := c.Enqueue(ctx, uniqJob{Key: key, Fail: true}, UniqueKey(key), Unique(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead(id, 1)
+	waitFor(t, 10*time.Second, "the master to free the identity", func() bool {
+		return rdb.Exists(ctx, newKeys("crontab").UniqueKey(ident)).Val() == 0
+	})
+
+	open := uniqGate(key)
+	defer open()
+	if err := in.RetryDead(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the retried job to run", func() bool { return len(uniqRunsOf(key)) == 2 })
+	_, err = c.Enqueue(ctx, uniqJob{Key: key, Text: "2"}, UniqueKey(key), Unique(time.Hour))
+	wantDuplicateOf(t, "while the retried job runs", err, id)
+	open()
+	dead(id, 2)
+
+	// It ended: the identity is free (its ttl is not counted again), and
+	// a new job takes it; the dead job is retried without it.
+	other, err := c.Enqueue(ctx, uniqJob{Key: key, Text: "3"}, UniqueKey(key), Unique(time.Hour), In(time.Hour))
+	if err != nil {
+		t.Fatalf("after the retried job ended: %v", err)
+	}
+	if err := in.RetryDead(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := in.Job(ctx, id); err != nil || j.Unique != "" {
+		t.Errorf("the job retried while another holds its identity: %+v, %v; want no identity", j, err)
+	}
+	_, err = c.Enqueue(ctx, uniqJob{Key: key, Text: "4"}, UniqueKey(key), Unique(time.Hour))
+	wantDuplicateOf(t, "after the second retry", err, other)
+	dead(id, 3)
 }

@@ -143,11 +143,12 @@ func scriptCases() []scriptCase {
 		{"AckJobs", func(t *testing.T, r *RDB) {
 			claimed(t, r, 4)
 			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1, "j2", 1) // put back before
+			r.c.HSet(ctx, r.k.Failed(), "j2", 1)            // failed before
 		}, func(r *RDB) error {
 			_, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, EndedClaims: []string{"p#1"}, Acks: []JobAck{
 				{ID: "j0", Claim: "p#1", Action: AckOK, Type: "t"},
-				{ID: "j1", Claim: "p#1", Action: AckRetry, DueMS: 5, Type: "t", Record: `{"task":"t","fire":1}`, FirstDueMS: 1},
-				{ID: "j2", Claim: "p#1", Action: AckDead, Type: "t", Record: `{"task":"t","fire":1}`, DeadEnvelope: `{"task":"t"}`},
+				{ID: "j1", Claim: "p#1", Action: AckRetry, DueMS: 5, Type: "t", Record: `{"task":"t","fire":1}`, FirstDueMS: 1, Unique: true},
+				{ID: "j2", Claim: "p#1", Action: AckDead, Type: "t", Record: `{"task":"t","fire":1}`, DeadEnvelope: `{"task":"t"}`, Unique: true},
 				{ID: "j3", Claim: "p#1", Action: AckRelease, DueMS: 5, FirstDueMS: 1},
 			}})
 			return err
@@ -160,7 +161,7 @@ func scriptCases() []scriptCase {
 			must(t, r.c.ZAdd(ctx, r.k.Slots("t"), redis.Z{Score: 1, Member: "gone"}).Err()) // its owner is gone
 			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())   // out of the window
 		}, func(r *RDB) error {
-			_, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+			_, _, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
 				[]JobLimit{{Type: "t", MaxRunning: 4, RateN: 5, RatePer: time.Minute}}, 100, time.Millisecond)
 			return err
 		}},
@@ -182,10 +183,12 @@ func scriptCases() []scriptCase {
 		{"Redeliver", func(t *testing.T, r *RDB) {
 			claimed(t, r, 2)
 			r.c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1, Member: "p#1"}) // expired
+			r.c.HSet(ctx, r.k.Failed(), "j0", 1)                          // failed before
 		}, func(r *RDB) error { _, err := r.Redeliver(ctx, 10, 1<<50); return err }}, // 0 would be a run too late: a no-op
 		{"Cancel", func(t *testing.T, r *RDB) {
 			enqueued(t, r, 1)
 			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)
+			r.c.HSet(ctx, r.k.Failed(), "j0", 1)
 		}, func(r *RDB) error { _, err := r.Cancel(ctx, "j0"); return err }},
 		{"CancelUnique", func(t *testing.T, r *RDB) {
 			uniqueEnqueued(t, r)
@@ -194,6 +197,7 @@ func scriptCases() []scriptCase {
 			uniqueEnqueued(t, r)
 			r.c.HSet(ctx, r.k.Attempts(), "u1", 1)
 			r.c.HSet(ctx, r.k.FirstDue(), "u1", 1)
+			r.c.HSet(ctx, r.k.Failed(), "u1", 1)
 		}, func(r *RDB) error {
 			_, err := r.EnqueueUnique(ctx, []NewJob{
 				{ID: "n0", Envelope: `{"task":"t","unique":"t|a"}`, Unique: UniqueJob{Identity: "t|a", TTL: time.Hour, Debounce: -1}},
@@ -213,7 +217,17 @@ func scriptCases() []scriptCase {
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","error":"x"}`)
 			r.c.HSet(ctx, r.k.Attempts(), "d", 3)
-		}, func(r *RDB) error { _, err := r.RetryDead(ctx, "d", `{"task":"t"}`); return err }},
+		}, func(r *RDB) error { _, err := r.RetryDead(ctx, "d", `{"task":"t"}`, "", ""); return err }},
+		{"RetryDeadUnique", func(t *testing.T, r *RDB) {
+			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
+			r.c.HSet(ctx, r.k.DeadData(), "d", `{"task":"t","unique":"t|a","error":"x"}`)
+			r.c.HSet(ctx, r.k.Attempts(), "d", 3)
+			r.c.Set(ctx, r.k.UniqueKey("t|a"), "d|1", 0)
+			r.c.ZAdd(ctx, r.k.UniqueIndex(), redis.Z{Score: 1, Member: "t|a"})
+		}, func(r *RDB) error {
+			_, err := r.RetryDead(ctx, "d", `{"task":"t","unique":"t|a"}`, "t|a", `{"task":"t"}`)
+			return err
+		}},
 		{"Register", func(*testing.T, *RDB) {}, func(r *RDB) error {
 			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000}})
 			return err
@@ -328,6 +342,7 @@ func scriptCases() []scriptCase {
 			claimed(t, r, 2)
 			r.c.HSet(ctx, r.k.JobData(), "lost", `{"task":"t"}`, "stale", `{"task":"t"}`)
 			r.c.HSet(ctx, r.k.Owners(), "stale", OwnerValue("gone#9", 5)) // a claim without a lease
+			r.c.HSet(ctx, r.k.Failed(), "stale", 1)                       // failed before
 			r.c.ZAdd(ctx, r.k.Dead(), redis.Z{Score: 1, Member: "d"})
 		}, func(r *RDB) error { return allPages(r.SweepJobs) }},
 		{"SweepFirstDue", func(t *testing.T, r *RDB) {

@@ -59,11 +59,15 @@ const (
 func (o FireOutcome) Won() bool { return o == FireWon || o == FireWonForeignLock || o == FireTakeover }
 
 // FireResult is what a claim did with one candidate; Holder is set with
-// FireTakeover, RetryMS with FireDeferred.
+// FireTakeover, RetryMS with FireDeferred. ForeignSlots is the fire slot
+// key of the candidate's cap when it held a foreign value (not a ZSET): the
+// cap was not enforced for the candidate, and the caller moves the key
+// aside (Quarantine), after which it is again.
 type FireResult struct {
-	RetryMS int64
-	Outcome FireOutcome
-	Holder  Holder
+	RetryMS      int64
+	Outcome      FireOutcome
+	Holder       Holder
+	ForeignSlots string
 }
 
 // FireClaim is one call of the claim script, built before it is sent (a
@@ -152,8 +156,11 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // (capped), except that a non-concurrent task whose lock is held goes the
 // lock's way first (locked, deferred or a takeover; a lock it then holds
 // while over the cap is released again, and the fire is capped). A fire
-// slot key of the wrong type turns the cap of its type off (nothing is
-// written to it). Candidates without a slot pay nothing.
+// slot key of the wrong type turns the cap of its type off for the call
+// (nothing is written to it; no fire is skipped for it) and is named in
+// the reply, for the caller to move it aside: the slot keys of run-time
+// tasks with a cap of their own come with the tasks, and no check at start
+// knows them. Candidates without a slot pay nothing.
 //
 // KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
 // history; then the fire slot keys
@@ -165,7 +172,8 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // replaced a lock without expiry), fire-takeover|<lock value of the run it
 // recorded abandoned>, stale, early, missing, disabled, paused, misfire,
 // locked, capped, bad (the task key is not a hash), untried (max_fires
-// fires were won before it: it was not looked at).
+// fires were won before it: it was not looked at); then "foreign|<j>" for
+// each fire slot key j (1-based) of the wrong type.
 //
 // The queue entries moved on, the running entries and run leases added are
 // written at the end, with one variadic ZADD, SADD and ZADD (a call from a
@@ -330,6 +338,8 @@ for j = 1, nslots do
   if slot_used[j] then
     if steady() then redis.call('ZREMRANGEBYSCORE', slot_key[j], '-inf', '(' .. now) end
     if #slot_add[j] > 0 then callk('ZADD', slot_key[j], slot_add[j]) end
+  else
+    out[#out + 1] = 'foreign|' .. j
   end
 end
 return out
@@ -350,11 +360,23 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 	if err != nil {
 		return nil, err
 	}
-	if len(res) != len(c.Candidates) {
+	n := len(c.Candidates)
+	if len(res) < n {
 		return nil, errors.New("claim fires: reply of the wrong length")
 	}
-	out := make([]FireResult, len(res))
-	for i, s := range res {
+	var foreign map[int]bool // fire slot key index -> held a foreign value
+	for _, s := range res[n:] {
+		if j, ok := strings.CutPrefix(s, "foreign|"); ok {
+			if idx, err := strconv.Atoi(j); err == nil {
+				if foreign == nil {
+					foreign = map[int]bool{}
+				}
+				foreign[idx] = true
+			}
+		}
+	}
+	out := make([]FireResult, n)
+	for i, s := range res[:n] {
 		if at, ok := strings.CutPrefix(s, string(FireDeferred)+"|"); ok {
 			ms, _ := strconv.ParseFloat(at, 64)
 			out[i] = FireResult{Outcome: FireDeferred, RetryMS: int64(ms)}
@@ -366,6 +388,15 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 			continue
 		}
 		out[i] = FireResult{Outcome: FireOutcome(s)}
+	}
+	for i := range out {
+		if foreign == nil {
+			break
+		}
+		// The candidate's slot index, as NewFireClaim wrote it.
+		if idx, _ := c.args[claimArgsBefore+7*i+6].(int); foreign[idx] {
+			out[i].ForeignSlots = c.keys[4+4*n+idx-1]
+		}
 	}
 	return out, nil
 }

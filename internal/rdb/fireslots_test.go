@@ -185,3 +185,33 @@ func TestFireSlotsRunning(t *testing.T) {
 		t.Errorf("FireSlotsRunning of an empty group: %d, %v; want 0", n, err)
 	}
 }
+
+// A fire slot key holding a foreign value (here a run-time task's own
+// group, task:<key>, whose name no check at start knows) fails no claim
+// and skips no fire: the cap is off for the call, nothing is written to
+// the key, and the result names it for the caller to move aside.
+func TestClaimFiresForeignSlotKey(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	concurrentTasks(t, r, 3)
+	bad := r.k.FireSlots(FireSlotsOfTask("c0"))
+	must(t, c.Set(ctx, bad, "an operator's", 0).Err())
+	own := capped("c0", 1)
+	own.Type = FireSlotsOfTask("c0")
+	res, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases,
+		[]FireCandidate{capped("c1", 1), own, capped("c2", 1)}), 3)
+	if err != nil {
+		t.Fatalf("claim with a foreign fire slot key: %v", err)
+	}
+	if got := outcomes(res); got != "fire,fire,capped" {
+		t.Fatalf("outcomes %s, want fire,fire,capped", got)
+	}
+	if res[1].ForeignSlots != bad || res[0].ForeignSlots != "" || res[2].ForeignSlots != "" {
+		t.Errorf("foreign slots %q %q %q, want only the second: %s", res[0].ForeignSlots, res[1].ForeignSlots, res[2].ForeignSlots, bad)
+	}
+	if v := c.Get(ctx, bad).Val(); v != "an operator's" {
+		t.Errorf("the foreign value is %q: the claim wrote to it", v)
+	}
+}

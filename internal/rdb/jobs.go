@@ -406,7 +406,9 @@ const (
 // its history record ("" for none), for a dead job the envelope kept in
 // the dead letters, and when the job was first due (FirstDueMS: kept in
 // jobs:first by a retry or release unless one is kept already; 0 keeps
-// none).
+// none). Unique says the job has a unique identity: its retry marks it in
+// jobs:failed (Keys.Failed), so that it holds the identity no longer than
+// its expiry.
 type JobAck struct {
 	ID           string
 	Claim        string
@@ -416,6 +418,7 @@ type JobAck struct {
 	Record       string
 	DeadEnvelope string
 	FirstDueMS   int64
+	Unique       bool
 	// Level and Indexed: a retry or release of a job of a namespace with
 	// priorities goes back in its level's index too (NewJob.Level).
 	Level   int
@@ -444,18 +447,21 @@ type AckBatch struct {
 // history. A batch costs a fixed number of variadic commands plus one per
 // retry, release or dead job. A retry or release keeps the job's first due
 // in jobs:first (HSETNX: a due kept before wins), which the job's end
-// deletes; a plain ok ack writes nothing there.
+// deletes; a plain ok ack writes nothing there. The retry of a job with a
+// unique identity marks it in jobs:failed, which the job's end deletes
+// too (see luaUniqueHeld).
 //
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
 // dead:data, stats, jobs:first, then the history key of each type in the
-// batch
+// batch, then the slots keys, then jobs:failed (last)
 // ARGV: dead_limit, history_limit, history_age_ms, n_plain, n, n_types,
 // n_claims; then n_plain groups of id, type (1-based index into the types),
 // claim (1-based index into the claims), of plain ok acks (no history
 // record: most of a burst); then n groups of id, action
 // (ok|retry|dead|release), due_ms, type (0 for a release), claim, record
 // ("" when it would be trimmed anyway), dead_envelope, first_ms (the job's
-// first due; 0: none to keep); then the name of each type; then each
+// first due; 0: none to keep), unique (1: the job has a unique identity);
+// then the name of each type; then each
 // claim id; then the ids of the claims that end here (n_ended); then, for
 // each slots key (n_slots, KEYS after the history keys), a count m and m
 // job ids: the jobs of a capped type whose slot each ack frees (only those
@@ -473,11 +479,13 @@ want_type(KEYS[5], 'hash')
 want_type(KEYS[6], 'zset')
 want_type(KEYS[7], 'hash')
 want_type(KEYS[9], 'hash')
+local failed = KEYS[#KEYS]
+want_type(failed, 'hash')
 local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local nended, nslots = tonumber(ARGV[8]), tonumber(ARGV[10])
 for j = 1, nslots do want_type(KEYS[9 + ntypes + j], 'zset') end
 local full = 10 + 3 * np
-local base = full + 8 * n
+local base = full + 9 * n
 local lvbase, prefix = #ARGV - n - 1, ARGV[#ARGV]
 for i = 1, n do
   local lv = ARGV[lvbase + i]
@@ -501,7 +509,7 @@ for i = 0, np - 1 do
   end
 end
 for i = 0, n - 1 do
-  local o = full + 8 * i
+  local o = full + 9 * i
   local id, action, due, t, rec = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], tonumber(ARGV[o + 4]), ARGV[o + 6]
   if not ours[tonumber(ARGV[o + 5])] then
     lost[#lost + 1] = id
@@ -521,6 +529,7 @@ for i = 0, n - 1 do
       if action ~= 'ok' then fails[t] = (fails[t] or 0) + 1 end
       if action == 'retry' then
         if type(redis.pcall('HINCRBY', KEYS[3], id, 1)) == 'table' then redis.call('HSET', KEYS[3], id, 1) end
+        if ARGV[o + 9] == '1' then redis.call('HSET', failed, id, 1) end
         redis.call('ZADD', KEYS[1], due, id)
       else
         done[#done + 1] = id
@@ -542,6 +551,7 @@ if #done > 0 then
   callk('HDEL', KEYS[2], done)
   if redis.call('EXISTS', KEYS[3]) == 1 then callk('HDEL', KEYS[3], done) end
   if redis.call('EXISTS', KEYS[9]) == 1 then callk('HDEL', KEYS[9], done) end
+  if redis.call('EXISTS', failed) == 1 then callk('HDEL', failed, done) end
 end
 local ended = base + ntypes + nclaims
 if nended > 0 then
@@ -616,7 +626,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 		}
 	}
 	// Plain ok acks (no history record to write) go first, in three
-	// arguments each instead of seven: a burst's common case.
+	// arguments each instead of nine: a burst's common case.
 	var plain, full, levels []any
 	for _, a := range b.Acks {
 		t := 0
@@ -627,7 +637,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 			plain = append(plain, a.ID, t, claimIndex[a.Claim])
 			continue
 		}
-		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS)
+		full = append(full, a.ID, string(a.Action), a.DueMS, t, claimIndex[a.Claim], a.Record, a.DeadEnvelope, a.FirstDueMS, boolArg(a.Unique))
 		level := ""
 		if a.Indexed {
 			level = strconv.Itoa(a.Level)
@@ -636,7 +646,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 	}
 	args := make([]any, 0, 10+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
 	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
-		len(plain)/3, len(full)/8, len(types), len(claims), len(b.EndedClaims), r.k.Wake(), len(b.Slots))
+		len(plain)/3, len(full)/9, len(types), len(claims), len(b.EndedClaims), r.k.Wake(), len(b.Slots))
 	args = append(args, plain...)
 	args = append(args, full...)
 	args = append(args, types...)
@@ -654,6 +664,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 	}
 	args = append(args, levels...)
 	args = append(args, r.k.Prefix())
+	keys = append(keys, r.k.Failed())
 	lost, err = ackJobsScript.Run(ctx, r.c, keys, args...).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		err = nil
@@ -693,10 +704,13 @@ func (r *RDB) RenewJobLeases(ctx context.Context, lease time.Duration, claims []
 // process died or stalled) back in the queue, due now, the lost attempt
 // counted: at-least-once delivery. Each job's owner field carries the due
 // it was claimed at (OwnerValue), kept in jobs:first as its first due
-// unless one is kept already (HSETNX). It reads every owner field, so its
-// cost is that of the jobs in flight, once per expired claim batch.
+// unless one is kept already (HSETNX). The lost attempt did not fail: a
+// jobs:failed field (a failure before it) is deleted, so a unique job put
+// back here holds its identity until it ends (luaUniqueHeld). It reads
+// every owner field, so its cost is that of the jobs in flight, once per
+// expired claim batch.
 //
-// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt, jobs:first
+// KEYS: jobs, jobs:lease, jobs:owner, jobs:attempt, jobs:first, jobs:failed
 // ARGV: limit (claims), not_after_ms (optional: it does nothing when run
 // later)
 // Returns {id, claim, id, claim, ...} of the jobs put back.
@@ -706,8 +720,10 @@ if ARGV[2] and now > tonumber(ARGV[2]) then return out end -- run late (a stall)
 want_type(KEYS[1], 'zset')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
+want_type(KEYS[6], 'hash')
 local claims = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 if #claims == 0 then return out end
+local hasfailed = redis.call('EXISTS', KEYS[6]) == 1
 local expired = {}
 for _, c in ipairs(claims) do expired[c] = true end
 local owners = redis.call('HGETALL', KEYS[3])
@@ -719,6 +735,7 @@ for i = 1, #owners, 2 do
     redis.call('ZADD', KEYS[1], now, id)
     if type(redis.pcall('HINCRBY', KEYS[4], id, 1)) == 'table' then redis.call('HSET', KEYS[4], id, 1) end
     if due then redis.call('HSETNX', KEYS[5], id, due) end
+    if hasfailed then redis.call('HDEL', KEYS[6], id) end
     out[#out + 1] = id
     out[#out + 1] = claim
   end
@@ -735,7 +752,7 @@ type Redelivered struct {
 // Redeliver puts back the jobs of up to limit claims whose lease expired;
 // run later than notAfterMS it does nothing.
 func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Redelivered, error) {
-	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue()},
+	res, err := redeliverScript.Run(ctx, r.c, []string{r.k.Jobs(), r.k.Leases(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue(), r.k.Failed()},
 		limit, notAfterMS).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -750,8 +767,8 @@ func (r *RDB) Redeliver(ctx context.Context, limit int, notAfterMS int64) ([]Red
 // cancelScript removes a pending job, and frees the unique identity it
 // holds (when given one: its key still names the job).
 //
-// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first, and for a
-// job with a unique identity: unique, unique:<identity>
+// KEYS: jobs, jobs:data, jobs:attempt, jobs:owner, jobs:first, jobs:failed,
+// and for a job with a unique identity: unique, unique:<identity>
 // ARGV: id, and for a job with a unique identity: the identity
 // Returns 1 when cancelled, 2 when it is running, 0 when there is no such
 // pending job.
@@ -760,19 +777,21 @@ want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')
 want_type(KEYS[5], 'hash')
-if KEYS[7] then
-  want_type(KEYS[6], 'zset')
-  want_type(KEYS[7], 'string')
+want_type(KEYS[6], 'hash')
+if KEYS[8] then
+  want_type(KEYS[7], 'zset')
+  want_type(KEYS[8], 'string')
 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
   redis.call('HDEL', KEYS[5], ARGV[1])
-  if KEYS[7] then
-    local v = redis.call('GET', KEYS[7])
+  redis.call('HDEL', KEYS[6], ARGV[1])
+  if KEYS[8] then
+    local v = redis.call('GET', KEYS[8])
     if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
-      redis.call('DEL', KEYS[7])
-      redis.call('ZREM', KEYS[6], ARGV[2])
+      redis.call('DEL', KEYS[8])
+      redis.call('ZREM', KEYS[7], ARGV[2])
     end
   end
   return 1
@@ -795,7 +814,7 @@ const (
 // holds. It reads the job's envelope first (for its identity), then runs
 // cancelScript.
 func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue()}
+	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Owners(), r.k.FirstDue(), r.k.Failed()}
 	args := []any{id}
 	env, err := r.c.HGet(ctx, r.k.JobData(), id).Result()
 	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
@@ -812,28 +831,74 @@ func (r *RDB) Cancel(ctx context.Context, id string) (CancelResult, error) {
 }
 
 // retryDeadScript moves a dead job back to the queue, due now, with its
-// attempts reset.
+// attempts reset. A job with a unique identity takes it again when no
+// other job holds it (luaUniqueHeld): the identity key is set to name it,
+// with the expiry it had if it still named it, else now (the ttl counts
+// from the enqueue, which a retry is not: the job holds it while pending
+// or running, and frees it when it ends), and it gets the envelope env.
+// When another job holds the identity the retried job runs without one:
+// it gets env_alone (the envelope without the identity), so it is nobody's
+// duplicate and Cancel frees nothing of the holder's.
 //
-// KEYS: dead, dead:data, jobs, jobs:data, jobs:attempt
-// ARGV: id, envelope (the original, without the error)
-var retryDeadScript = redis.NewScript(luaNow + `
+// KEYS: dead, dead:data, jobs, jobs:data, jobs:attempt, and for a job with
+// a unique identity: jobs:owner, jobs:failed, unique, unique:<identity>
+// ARGV: id, env (the original envelope, without the error), and for a job
+// with a unique identity: the identity, env_alone
+// Failure: every key it writes or reads is type-checked before the first
+// write.
+// Returns 0 when no dead job has the id, 1 when it was retried (with its
+// identity, if it has one), 2 when it was retried without its identity.
+var retryDeadScript = redis.NewScript(luaNow + luaUniqueHeld + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'zset')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
-redis.call('HDEL', KEYS[5], ARGV[1])
-redis.call('ZADD', KEYS[3], now, ARGV[1])
-return 1
+local id, env, code = ARGV[1], ARGV[2], 1
+if KEYS[9] then
+  want_type(KEYS[6], 'hash')
+  want_type(KEYS[7], 'hash')
+  want_type(KEYS[8], 'zset')
+  want_type(KEYS[9], 'string')
+end
+if not redis.call('ZSCORE', KEYS[1], id) then return 0 end
+if KEYS[9] then
+  local hid, hexp = unique_holder(KEYS[9])
+  if hid and hid ~= id and unique_held(KEYS[3], KEYS[6], KEYS[7], hid, hexp) then
+    env, code = ARGV[4], 2
+  else
+    local exp = now
+    if hid == id then exp = math.max(hexp, now) end
+    redis.call('SET', KEYS[9], id .. '|' .. exp)
+    redis.call('ZADD', KEYS[8], exp, ARGV[3])
+  end
+end
+redis.call('ZREM', KEYS[1], id)
+redis.call('HDEL', KEYS[2], id)
+redis.call('HSET', KEYS[4], id, env)
+redis.call('HDEL', KEYS[5], id)
+redis.call('ZADD', KEYS[3], now, id)
+return code
 `)
 
+// The results of RetryDead.
+const (
+	RetryDeadNotFound      = 0 // no dead job has the id
+	RetriedDead            = 1 // queued again (holding its unique identity, if it has one)
+	RetriedWithoutIdentity = 2 // queued again without its unique identity: another job holds it
+)
+
 // RetryDead moves the dead job id back to the queue, due now, with the
-// envelope env, and reports whether it was dead.
-func (r *RDB) RetryDead(ctx context.Context, id, env string) (bool, error) {
-	n, err := retryDeadScript.Run(ctx, r.c,
-		[]string{r.k.Dead(), r.k.DeadData(), r.k.Jobs(), r.k.JobData(), r.k.Attempts()}, id, env).Int()
-	return n == 1, err
+// envelope env. A job with a unique identity (identity not "") takes it
+// again unless another job holds it; then it is queued with envAlone, its
+// envelope without the identity (see retryDeadScript). It returns
+// RetryDeadNotFound, RetriedDead or RetriedWithoutIdentity.
+func (r *RDB) RetryDead(ctx context.Context, id, env, identity, envAlone string) (int, error) {
+	keys := []string{r.k.Dead(), r.k.DeadData(), r.k.Jobs(), r.k.JobData(), r.k.Attempts()}
+	args := []any{id, env}
+	if identity != "" {
+		keys = append(keys, r.k.Owners(), r.k.Failed(), r.k.UniqueIndex(), r.k.UniqueKey(identity))
+		args = append(args, identity, envAlone)
+	}
+	return retryDeadScript.Run(ctx, r.c, keys, args...).Int()
 }

@@ -28,6 +28,7 @@ import (
 //	P jobs             ZSET job id -> due (unix ms): pending delayed jobs
 //	P jobs:data        HASH job id -> envelope JSON {"task","payload","retries","enqueued"}
 //	P jobs:attempt     HASH job id -> attempts made before (failed, or lost with their process)
+//	P jobs:failed      HASH job id -> 1: a unique job put back for a retry after its handler failed (a redelivery or its end deletes it)
 //	P jobs:lease       ZSET claim id -> lease deadline (unix ms) of the jobs of one claim, renewed by the runner
 //	P jobs:owner       HASH job id -> claim id ("<process>#<n>") of a job in flight
 //	P dead             ZSET job id -> when it failed for the last time (unix ms)
@@ -123,12 +124,22 @@ func (k Keys) Attempts() string { return k.prefix + "jobs:attempt" }
 // whose job no longer exists.
 func (k Keys) FirstDue() string { return k.prefix + "jobs:first" }
 
+// Failed is the key P "jobs:failed": job id -> "1" for a job with a
+// unique identity that waits for the retry of a failed attempt (the ack
+// of a retry writes it). Such a job holds its identity no longer than its
+// expiry, while a job put back by a redelivery (its process died: the
+// attempt did not fail) holds it until it ends (UniqueKey). A redelivery
+// and the job's end (done, dead, cancelled, replaced by a debounce)
+// delete the field, in the script that puts the job back or ends it.
+// Jobs without an identity never have one.
+func (k Keys) Failed() string { return k.prefix + "jobs:failed" }
+
 // UniqueKey is the key P "unique:" + identity: a STRING "<job id>|<expiry
 // unix ms>" naming the job that holds the unique identity (the job's type
 // and a digest of its payload, or its type and a key the producer chose).
 // The identity is held while now < expiry (enqueue time + the ttl), and
-// past it while the job is running or pending without a failed attempt
-// (UniqueHeld). The key has no TTL of its own: it is in the UniqueIndex,
+// past it while the job is running or pending but not for the retry of a
+// failed attempt (Failed; see luaUniqueHeld). The key has no TTL of its own: it is in the UniqueIndex,
 // whose sweep (SweepUnique) deletes it once nothing holds it.
 func (k Keys) UniqueKey(identity string) string { return k.prefix + "unique:" + identity }
 

@@ -43,7 +43,11 @@ type JobLimit struct {
 //     holds a member per start in the window, scored with its server time;
 //     a start is allowed while fewer than N members are newer than now -
 //     per. Older members are removed and the key expires after per, so an
-//     idle window vanishes.
+//     idle window vanishes. A window key that holds a foreign value (not a
+//     ZSET: an operator's SET, another program's) is not failed on: its
+//     jobs wait, as in a full window, nothing is written to it, and the
+//     reply names it, for the caller to move it aside (the per-key windows'
+//     names come with the jobs: no check at start can know them).
 //
 // The type is read from the envelope's head, or decoded with cjson; the
 // rate key is decoded (cjson) only for a rated type's envelope that has
@@ -60,12 +64,14 @@ type JobLimit struct {
 // Bounds: limit at most MaxJobClaim, scan at most MaxJobScan; it checks at
 // most 1,000 slot members past their score per capped type per call.
 // Failure: a key of the wrong type fails before anything is written (the
-// slot and window keys are type-checked when first read).
+// slot keys are type-checked when first read), except a window key (see
+// rate above).
 // Returns claimJobsScript's reply, whose next due time is never now or
 // earlier: the first of the head after now, now + retry_ms when a capped
 // type was full or scan due jobs were passed over, and when the oldest
 // start leaves a full window (or now + retry_ms, if earlier: jobs enqueued
-// behind waiting ones wake no claim).
+// behind waiting ones wake no claim; also for a foreign window); then the
+// names of the foreign window keys and, last, how many there are.
 var claimJobsLimitedScript = redis.NewScript(luaNow + luaOwner + `
 local limit, lease, scan, retry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local only, prefix, nl = ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
@@ -106,13 +112,19 @@ local function load_slots(l)
   slots[l.slot] = s
   return s
 end
+local foreign = {} -- window keys of the wrong type, for the reply
 local function load_rate(key, per)
   local w = rates[key]
   if w then return w end
-  want_type(key, 'zset')
-  local cut = '(' .. (now - per)
-  local first = redis.call('ZRANGE', key, cut, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-  w = {n = redis.call('ZCOUNT', key, cut, '+inf'), oldest = tonumber(first[2]), per = per, add = {}}
+  local have = redis.call('TYPE', key).ok
+  if have ~= 'zset' and have ~= 'none' then
+    w = {foreign = true}
+    foreign[#foreign + 1] = key
+  else
+    local cut = '(' .. (now - per)
+    local first = redis.call('ZRANGE', key, cut, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+    w = {n = redis.call('ZCOUNT', key, cut, '+inf'), oldest = tonumber(first[2]), per = per, add = {}}
+  end
   rates[key] = w
   return w
 end
@@ -162,7 +174,11 @@ while claimed < limit and offset < scan do
             end
           end
           w = load_rate(key, l.per)
-          if w.n >= l.rn then
+          if w.foreign then
+            -- Not counted: the job waits until the key is moved aside.
+            take = false
+            if not ratenext or now + retry < ratenext then ratenext = now + retry end
+          elseif w.n >= l.rn then
             take = false
             local at = (w.oldest or now) + l.per
             if not ratenext or at < ratenext then ratenext = at end
@@ -221,9 +237,11 @@ for key, s in pairs(slots) do
   if #s.add > 0 then callk('ZADD', key, s.add) end
 end
 for key, w in pairs(rates) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w.per)
-  if #w.add > 0 then callk('ZADD', key, w.add) end
-  if redis.call('EXISTS', key) == 1 then redis.call('PEXPIRE', key, w.per) end
+  if not w.foreign then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w.per)
+    if #w.add > 0 then callk('ZADD', key, w.add) end
+    if redis.call('EXISTS', key) == 1 then redis.call('PEXPIRE', key, w.per) end
+  end
 end
 local next = false
 if claimed < limit and not done then next = now + retry
@@ -239,6 +257,8 @@ if ratenext then
   if not next or ratenext < next then next = math.max(ratenext, now + 1) end
 end
 if next then out[1] = next end
+for _, key in ipairs(foreign) do out[#out + 1] = key end
+out[#out + 1] = #foreign
 return out
 `)
 
@@ -251,17 +271,20 @@ return out
 // claims. Its nextMS is always after now (or -1): the head after now, now +
 // retry while a capped type is full (an ack that frees a slot also
 // publishes on the wake channel), or when a full window has room again,
-// or now + retry if that is earlier.
-func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (jobs []ClaimedJob, nextMS int64, err error) {
+// or now + retry if that is earlier. foreign names the rate window keys
+// (rate:<type>, ratekey:<len>:<type>:<key>) found holding a foreign value:
+// their jobs were left waiting, and the caller moves the keys aside
+// (Quarantine), after which they run.
+func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (jobs []ClaimedJob, nextMS int64, foreign []string, err error) {
 	switch {
 	case limit > MaxJobClaim:
-		return nil, 0, errors.New("claim jobs: limit " + strconv.Itoa(limit) + " is over " + strconv.Itoa(MaxJobClaim))
+		return nil, 0, nil, errors.New("claim jobs: limit " + strconv.Itoa(limit) + " is over " + strconv.Itoa(MaxJobClaim))
 	case scan < limit || scan > MaxJobScan:
-		return nil, 0, errors.New("claim jobs: scan " + strconv.Itoa(scan) + " is outside [limit, " + strconv.Itoa(MaxJobScan) + "]")
+		return nil, 0, nil, errors.New("claim jobs: scan " + strconv.Itoa(scan) + " is outside [limit, " + strconv.Itoa(MaxJobScan) + "]")
 	case types != nil && len(types) == 0:
-		return nil, 0, errors.New("claim jobs: no job types")
+		return nil, 0, nil, errors.New("claim jobs: no job types")
 	case len(limits) == 0:
-		return nil, 0, errors.New("claim jobs: no limits")
+		return nil, 0, nil, errors.New("claim jobs: no limits")
 	}
 	keys := []string{r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(), r.k.FirstDue()}
 	only := 0
@@ -272,7 +295,7 @@ func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, l
 	args = append(args, limit, lease.Milliseconds(), claimID, scan, retry.Milliseconds(), only, r.k.Prefix(), len(limits))
 	for _, l := range limits {
 		if l.MaxRunning < 0 || l.RateN < 0 || (l.RateN > 0 && l.RatePer < time.Millisecond) {
-			return nil, 0, errors.New("claim jobs: limit of " + strconv.Quote(l.Type) + " out of range")
+			return nil, 0, nil, errors.New("claim jobs: limit of " + strconv.Quote(l.Type) + " out of range")
 		}
 		keys = append(keys, r.k.Slots(l.Type))
 		args = append(args, l.Type, l.MaxRunning, l.RateN, l.RatePer.Milliseconds())
@@ -282,10 +305,19 @@ func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, l
 	}
 	res, err := claimJobsLimitedScript.Run(ctx, r.c, keys, args...).Slice()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
+	}
+	// The reply ends with the foreign window keys and their count.
+	if n, ok := res[len(res)-1].(int64); ok && n >= 0 && int(n) < len(res) {
+		for _, k := range res[len(res)-1-int(n) : len(res)-1] {
+			if s, ok := k.(string); ok {
+				foreign = append(foreign, s)
+			}
+		}
+		res = res[:len(res)-1-int(n)]
 	}
 	jobs, nextMS = parseJobClaim(res)
-	return jobs, nextMS, nil
+	return jobs, nextMS, foreign, nil
 }
 
 // JobFlow is what the flow control of one job type uses now: its jobs

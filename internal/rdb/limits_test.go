@@ -37,7 +37,7 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "capped", MaxRunning: 2}}
 	now := c.Time(ctx).Val().UnixMilli()
-	got, next, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	got, next, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	if next < now+150 || next > now+1000 {
 		t.Errorf("next due %d, want about now (%d) + 200ms: a full cap retries soon, not at once", next, now)
 	}
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
 	if len(got) != 0 {
 		t.Fatalf("claimed %v over the cap", claimIDs(got))
 	}
@@ -56,7 +56,7 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 		Acks: []JobAck{{ID: "c0", Claim: "p#1", Action: AckOK, Type: "capped"}}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#3", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#3", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
 	if ids := fmt.Sprint(claimIDs(got)); ids != "[c2]" {
 		t.Fatalf("after an ack claimed %s, want [c2]", ids)
 	}
@@ -64,14 +64,14 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	// c1's slot frees.
 	must(t, c.ZAdd(ctx, r.k.Slots("capped"), redis.Z{Score: 1, Member: "c1"}).Err()) // its score passed
 	must(t, c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1, Member: "p#1"}).Err())       // and so did its lease
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#4", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#4", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
 	if ids := fmt.Sprint(claimIDs(got)); ids != "[c3]" {
 		t.Fatalf("after p#1's lease expired claimed %s, want [c3]", ids)
 	}
 	// p#3's slot member whose score passed while its lease was renewed is
 	// kept, and its score brought forward.
 	must(t, c.ZAdd(ctx, r.k.Slots("capped"), redis.Z{Score: 1, Member: "c2"}).Err())
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#5", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#5", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
 	if len(got) != 0 {
 		t.Fatalf("claimed %v though c2's claim is leased", claimIDs(got))
 	}
@@ -101,7 +101,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Second}}
 	now := c.Time(ctx).Val().UnixMilli()
-	got, next, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
+	got, next, _, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 			}
 		}
 	}
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	if len(got) != 0 {
 		t.Fatalf("claimed %v over the rate", claimIDs(got))
 	}
@@ -137,7 +137,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 		t.Errorf("window key ttl %v: want at most the window", ttl)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	got, _, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	if len(got) != 6 {
 		t.Fatalf("after the window claimed %v, want 6", claimIDs(got))
 	}
@@ -160,7 +160,7 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Minute}}
 	before := c.Time(ctx).Val().UnixMilli()
-	if got, _, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
+	if got, _, _, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
 		t.Fatalf("claim: %v, %v", claimIDs(got), err)
 	}
 	time.Sleep(3 * time.Millisecond) // the read from now1 on is inclusive: keep the first start out of it
@@ -172,7 +172,7 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 		t.Fatalf("starts %+v read at %d: want one start scored from %d to the read", first, now1, before)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if got, _, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
+	if got, _, _, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
 		t.Fatalf("second claim: %v, %v (want 1: the rate is 2)", claimIDs(got), err)
 	}
 	next, now2, err := r.RateStarts(ctx, "rated", "", now1)
@@ -205,7 +205,7 @@ func TestRateKeyStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 5, RatePer: time.Minute}}
-	if _, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
+	if _, _, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	now := c.Time(ctx).Val().UnixMilli()
@@ -231,5 +231,55 @@ func TestRateKeyStarts(t *testing.T) {
 	must(t, c.Set(ctx, r.k.RateKey("rated", "bad"), "x", 0).Err())
 	if _, err := r.RateKeyStarts(ctx, []RateWindow{{"rated", "bad", time.Minute}}, now); err == nil {
 		t.Error("RateKeyStarts of a foreign value: no error")
+	}
+}
+
+// A rate window holding a foreign value (an operator's SET) fails no
+// claim: its jobs wait, the others are claimed, the key is reported and
+// left alone; moved aside, its jobs are claimed.
+func TestClaimJobsLimitedForeignWindow(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	jobs := []NewJob{
+		{ID: "k0", Envelope: `{"task":"rated","rate_key":"bad"}`, AtMS: 1},
+		{ID: "n0", Envelope: `{"task":"rated"}`, AtMS: 2},
+		{ID: "k1", Envelope: `{"task":"rated","rate_key":"bad"}`, AtMS: 3},
+		{ID: "g0", Envelope: `{"task":"rated","rate_key":"good"}`, AtMS: 4},
+		{ID: "f0", Envelope: `{"task":"free"}`, AtMS: 5},
+	}
+	if _, err := r.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	bad := r.k.RateKey("rated", "bad")
+	must(t, c.Set(ctx, bad, "an operator's", 0).Err())
+	limits := []JobLimit{{Type: "rated", RateN: 10, RatePer: time.Minute}}
+	now := c.Time(ctx).Val().UnixMilli()
+	got, next, foreign, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	if err != nil {
+		t.Fatalf("claim with a foreign window: %v", err)
+	}
+	if ids := fmt.Sprint(claimIDs(got)); ids != "[n0 g0 f0]" {
+		t.Fatalf("claimed %s, want [n0 g0 f0]", ids)
+	}
+	if fmt.Sprint(foreign) != "["+bad+"]" {
+		t.Errorf("foreign %q, want [%s]", foreign, bad)
+	}
+	if next < now+100 || next > now+1000 {
+		t.Errorf("next due %d, want about now (%d) + 200ms", next, now)
+	}
+	if v := c.Get(ctx, bad).Val(); v != "an operator's" {
+		t.Errorf("the foreign value is %q: the claim wrote to it", v)
+	}
+	if n := c.ZCard(ctx, r.k.Jobs()).Val(); n != 2 {
+		t.Errorf("%d jobs queued, want k0 and k1", n)
+	}
+	if _, err := r.Quarantine(ctx, bad, "zset", 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _, foreign, err = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	if ids := fmt.Sprint(claimIDs(got)); err != nil || ids != "[k0 k1]" || len(foreign) != 0 {
+		t.Fatalf("after the key was moved aside claimed %s (foreign %q, %v), want [k0 k1]", ids, foreign, err)
 	}
 }

@@ -182,10 +182,12 @@ func (r *RDB) SweepRunning(ctx context.Context, cursor uint64, count int64) (uin
 // record in no state is never a move in progress. An owner whose claim has
 // no lease is stale (the claim's acks are refused and redelivery only
 // looks at leases), and is removed with the re-queue, the due it was
-// claimed at kept as the job's first due (as a redelivery keeps it).
-// Attempts are unchanged.
+// claimed at kept as the job's first due (as a redelivery keeps it), and
+// its jobs:failed field deleted (as a redelivery deletes it: the lost
+// attempt did not fail). Attempts are unchanged.
 //
-// KEYS: jobs, jobs:data, jobs:owner, jobs:lease, dead, sweep, jobs:first
+// KEYS: jobs, jobs:data, jobs:owner, jobs:lease, dead, sweep, jobs:first,
+// jobs:failed
 // ARGV: wake_channel, then the job ids (one HSCAN page of jobs:data)
 // Returns the ids queued again.
 var sweepJobsScript = redis.NewScript(luaNow + luaHistory + luaOwner + `
@@ -193,6 +195,7 @@ want_type(KEYS[1], 'zset')
 want_type(KEYS[3], 'hash')
 want_type(KEYS[6], 'hash')
 want_type(KEYS[7], 'hash')
+want_type(KEYS[8], 'hash')
 local lost, stale, firsts = {}, {}, {}
 for i = 2, #ARGV do
   local id = ARGV[i]
@@ -214,7 +217,10 @@ for i = 2, #ARGV do
     end
   end
 end
-if #stale > 0 then callk('HDEL', KEYS[3], stale) end
+if #stale > 0 then
+  callk('HDEL', KEYS[3], stale)
+  if redis.call('EXISTS', KEYS[8]) == 1 then callk('HDEL', KEYS[8], stale) end
+end
 for i = 1, #firsts, 2 do redis.call('HSETNX', KEYS[7], firsts[i], firsts[i + 1]) end
 if #lost > 0 then
   local queue = {}
@@ -250,7 +256,7 @@ func (r *RDB) SweepJobs(ctx context.Context, cursor uint64, count int64) (uint64
 		args = append(args, id)
 	}
 	lost, err := sweepJobsScript.Run(ctx, r.c,
-		[]string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Leases(), r.k.Dead(), r.k.Sweep(), r.k.FirstDue()}, args...).StringSlice()
+		[]string{r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Leases(), r.k.Dead(), r.k.Sweep(), r.k.FirstDue(), r.k.Failed()}, args...).StringSlice()
 	return pageResult(cursor, next, lost, err)
 }
 

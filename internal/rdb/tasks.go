@@ -392,8 +392,11 @@ func (r *RDB) Quarantine(ctx context.Context, key, want string, atMS int64) (str
 // max_running cap, the rate windows (Rate) of job types with a rate, and
 // the fire slots (FireSlots) of scheduled types with a cap. A process
 // checks those of its own types as it checks SingletonTypes: a foreign
-// value in one would fail every limited claim. (The windows of RateKey
-// keys are not listed: they are per key, and expire on their own.)
+// value in a slots key would fail every limited claim. (The windows of
+// RateKey keys and the fire slots of run-time tasks with a cap of their
+// own are not listed: their names come with the jobs and tasks. The claims
+// that read a window or a fire slot key tolerate a foreign value and
+// report it, and the caller moves it aside: ClaimJobsLimited, ClaimFires.)
 func (k Keys) LimitKeyTypes(cappedJobs, ratedJobs, cappedFires []string) map[string]string {
 	out := make(map[string]string, len(cappedJobs)+len(ratedJobs)+len(cappedFires))
 	for _, t := range cappedJobs {
@@ -424,6 +427,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.JobData():     "hash",
 		k.Attempts():    "hash",
 		k.FirstDue():    "hash",
+		k.Failed():      "hash",
 		k.Leases():      "zset",
 		k.Owners():      "hash",
 		k.Dead():        "zset",

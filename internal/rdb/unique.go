@@ -12,11 +12,13 @@ import (
 
 // A unique identity (UniqueKey) is held by the job its key names from the
 // enqueue until max(expiry, the job's end): past the expiry only while the
-// job is running (an owner field) or pending without a failed attempt (in
-// the queue, no jobs:attempt field). A job that failed (waiting for its
-// retry, or dead), ended or was cancelled holds it no longer than the
-// expiry. luaUniqueHeld is that test, for scripts that have `now` and the
-// keys jobs (kq), jobs:owner (ko) and jobs:attempt (ka).
+// job is running (an owner field) or pending (in the queue) but not for
+// the retry of a failed attempt (no jobs:failed field). So a job that a
+// redelivery put back (its process died: the attempt did not fail) keeps
+// its identity until it ends, as a running one does; a job that failed
+// (waiting for its retry, or dead), ended or was cancelled holds it no
+// longer than the expiry. luaUniqueHeld is that test, for scripts that
+// have `now` and the keys jobs (kq), jobs:owner (ko) and jobs:failed (kf).
 const luaUniqueHeld = `
 local function unique_holder(key)
   local v = redis.call('GET', key)
@@ -25,9 +27,9 @@ local function unique_holder(key)
   if not id then return nil end
   return id, tonumber(exp)
 end
-local function unique_held(kq, ko, ka, id, exp)
+local function unique_held(kq, ko, kf, id, exp)
   return now < exp or redis.call('HEXISTS', ko, id) == 1 or
-    (redis.call('ZSCORE', kq, id) ~= false and redis.call('HEXISTS', ka, id) == 0)
+    (redis.call('ZSCORE', kq, id) ~= false and redis.call('HEXISTS', kf, id) == 0)
 end
 `
 
@@ -67,12 +69,13 @@ type UniqueResult struct {
 // job whose holder is running is enqueued as a new job, which takes the
 // identity. A new job with an identity sets its key to "id|now+ttl" and
 // its index entry to that expiry; a debounced holder's expiry becomes the
-// later of its own and now + ttl. Two jobs of one batch with one identity:
+// later of its own and now + ttl (and its jobs:failed field goes with its
+// attempts). Two jobs of one batch with one identity:
 // the second is the first's duplicate (or, debounced, replaces it).
 //
 // KEYS: jobs, jobs:data, jobs:owner, jobs:attempt, jobs:first, dead,
-// unique, then per job its unique:<identity> key (unique again for a job
-// without an identity)
+// unique, jobs:failed, then per job its unique:<identity> key (unique
+// again for a job without an identity)
 // ARGV: wake_channel, n, then n groups of id, envelope, at_ms (0: use
 // delay), delay_ms, check (1: fail when the id exists), identity ("" for
 // none), ttl_ms, debounce_ms (-1: not debounced); then each job's level
@@ -88,6 +91,7 @@ want_type(KEYS[2], 'hash')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'hash')
 want_type(KEYS[7], 'zset')
+want_type(KEYS[8], 'hash')
 local idx = {}
 for i = 1, n do
   local lv = ARGV[2 + 8 * n + i]
@@ -97,7 +101,7 @@ for i = 1, n do
   end
 end
 for i = 1, n do
-  if ARGV[2 + 8 * (i - 1) + 6] ~= '' then want_type(KEYS[7 + i], 'string') end
+  if ARGV[2 + 8 * (i - 1) + 6] ~= '' then want_type(KEYS[8 + i], 'string') end
 end
 local out, seen, fresh, repl, target, marks = {}, {}, {}, {}, {}, {}
 local first
@@ -115,10 +119,10 @@ for i = 1, n do
   elseif ident ~= '' then
     local t = target[ident]
     if not t then
-      local hid, hexp = unique_holder(KEYS[7 + i])
+      local hid, hexp = unique_holder(KEYS[8 + i])
       if hid and deb >= 0 and redis.call('ZSCORE', KEYS[1], hid) then
         t = {old = hid, exp = hexp}
-      elseif hid and unique_held(KEYS[1], KEYS[3], KEYS[4], hid, hexp) and deb < 0 then
+      elseif hid and unique_held(KEYS[1], KEYS[3], KEYS[8], hid, hexp) and deb < 0 then
         t = {dup = hid}
       end
       if t then target[ident] = t end
@@ -130,7 +134,7 @@ for i = 1, n do
       repl[t.old] = {env, due, lv}
       local exp = math.max(t.exp, now + ttl)
       t.exp = exp
-      marks[ident] = {KEYS[7 + i], t.old, exp}
+      marks[ident] = {KEYS[8 + i], t.old, exp}
     elseif t and t.new then
       if deb >= 0 then
         code, rid = 3, t.new.id
@@ -142,7 +146,7 @@ for i = 1, n do
       local j = {id = id, env = env, due = due, lv = lv}
       fresh[#fresh + 1] = j
       target[ident] = {new = j}
-      marks[ident] = {KEYS[7 + i], id, now + ttl}
+      marks[ident] = {KEYS[8 + i], id, now + ttl}
     end
   else
     fresh[#fresh + 1] = {id = id, env = env, due = due, lv = lv}
@@ -196,6 +200,7 @@ end
 if #reset > 0 then
   callk('HDEL', KEYS[4], reset)
   callk('HDEL', KEYS[5], reset)
+  callk('HDEL', KEYS[8], reset)
 end
 for ident, m in pairs(marks) do
   redis.call('SET', m[1], m[2] .. '|' .. m[3])
@@ -220,8 +225,8 @@ func (r *RDB) EnqueueUnique(ctx context.Context, jobs []NewJob) ([]UniqueResult,
 		var cmds []*redis.Cmd
 		for lo := 0; lo < len(jobs); lo += EnqueueBatch {
 			hi := min(lo+EnqueueBatch, len(jobs))
-			keys := make([]string, 0, 7+hi-lo)
-			keys = append(keys, r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue(), r.k.Dead(), r.k.UniqueIndex())
+			keys := make([]string, 0, 8+hi-lo)
+			keys = append(keys, r.k.Jobs(), r.k.JobData(), r.k.Owners(), r.k.Attempts(), r.k.FirstDue(), r.k.Dead(), r.k.UniqueIndex(), r.k.Failed())
 			args := make([]any, 0, 3+9*(hi-lo))
 			args = append(args, r.k.Wake(), hi-lo)
 			for _, j := range jobs[lo:hi] {
@@ -277,7 +282,7 @@ const UniqueRecheck = 30 * time.Second
 // recheck_ms. An index entry whose key is gone, or is no "id|expiry"
 // string, is removed (the key is left alone).
 //
-// KEYS: unique, jobs, jobs:owner, jobs:attempt, then the unique key of
+// KEYS: unique, jobs, jobs:owner, jobs:failed, then the unique key of
 // each identity
 // ARGV: recheck_ms, then the identities
 // Bounds: the caller's page (SweepUnique: at most limit identities).
@@ -329,7 +334,7 @@ func (r *RDB) SweepUnique(ctx context.Context, limit int) (int, error) {
 		}
 		return 0, err
 	}
-	keys := []string{r.k.UniqueIndex(), r.k.Jobs(), r.k.Owners(), r.k.Attempts()}
+	keys := []string{r.k.UniqueIndex(), r.k.Jobs(), r.k.Owners(), r.k.Failed()}
 	args := make([]any, 0, 1+len(idents))
 	args = append(args, UniqueRecheck.Milliseconds())
 	for _, id := range idents {
