@@ -56,27 +56,24 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
 	var err error
-	if levels := jr.claimLevels(); levels != nil {
-		// Some type of this build has a priority: the claim takes its
-		// levels' jobs by weighted round robin (see TaskConfig.Priority),
-		// and respects the limits of its types too.
-		var next []rdb.Level
-		jobs, nextMS, next, err = jr.db.ClaimJobsFlow(ctx, rdb.ClaimFlow{ClaimID: claim, Limit: want, Lease: jr.jobLease(),
-			Types: jr.jobTypes(), Limits: jr.jobLimits(), Levels: levels, TypeLevels: jr.typeLevels,
+	if levels, limits := jr.claimLevels(), jr.jobLimits(); levels != nil || len(limits) > 0 {
+		// Flow control: some type of this build has a priority (the claim
+		// takes its levels' jobs by weighted round robin, see
+		// TaskConfig.Priority), or some of this process's types have
+		// limits (MaxRunning, Rate: their jobs wait in the queue while
+		// full).
+		var c rdb.FlowClaim
+		c, err = jr.db.ClaimJobsFlow(ctx, rdb.ClaimFlow{ClaimID: claim, Limit: want, Lease: jr.jobLease(),
+			Types: jr.jobTypes(), Limits: limits, Levels: levels, TypeLevels: jr.typeLevels,
 			Scan: min(want+jobScanAhead, rdb.MaxJobScan), Retry: jobScanRetry})
-		if err == nil {
-			jr.levels = next
+		jobs, nextMS = c.Jobs, c.NextMS
+		if err == nil && levels != nil {
+			jr.levels = c.Levels
 		}
-	} else if limits := jr.jobLimits(); len(limits) > 0 {
-		// Some of this process's types have flow control (MaxRunning,
-		// Rate): the claim leaves their jobs in the queue while full.
-		var foreign []string
-		jobs, nextMS, foreign, err = jr.db.ClaimJobsLimited(ctx, claim, want, jr.jobLease(), jr.jobTypes(), limits,
-			min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
 		// A rate window holding a foreign value (a RateKey window's name
 		// comes with its jobs: no check at start knows it) leaves its
 		// jobs waiting; moved aside, they run from the next claim on.
-		for _, key := range foreign {
+		for _, key := range c.Foreign {
 			jr.moveAside(ctx, key, "zset")
 		}
 	} else if types := jr.jobTypes(); types != nil {

@@ -171,7 +171,7 @@ func (k Keys) Meta() string { return k.prefix + "meta" }
 
 // Slots is the key P "slots:<type>": the jobs of a capped type
 // (TaskConfig.MaxRunning) in flight, scored with their claim's lease
-// deadline as last seen (see claimJobsLimitedScript).
+// deadline as last seen (see "The limits of a claim" in limits.go).
 func (k Keys) Slots(typ string) string { return k.prefix + "slots:" + typ }
 
 // Level is the key P "jobs:prio:<priority>": the index of the pending jobs

@@ -53,7 +53,8 @@ const MaxLevels = 64
 // type is over a limit (a cap: the slots key of the type holds cap live
 // members; a rate: the window of the type or of its rate key holds rate_n
 // starts in the last rate_per ms): those stay in the queue, untouched and
-// in order. See claimJobsLimitedScript for the slot and window keys.
+// in order. "The limits of a claim" (limits.go) describes the slot and
+// window keys.
 //
 // It looks at no more than scan candidates. With levels, it first checks
 // the levelHealScan oldest due jobs against the indexes of its levels and
@@ -71,10 +72,15 @@ const MaxLevels = 64
 // Bounds: limit at most MaxJobClaim, scan at most MaxJobScan, n_levels at
 // most MaxLevels (one ZMSCORE of levelHealScan ids per level); at most 1,000 slot members past their score per capped
 // type per call.
-// Failure: a key of the wrong type fails before anything is written.
-// Returns {next, weights, then claimJobsScript's five values per job}:
-// next as claimJobsLimitedScript's; weights the levels' current weights
-// after the pick, in ARGV's order, comma-separated ("" without levels).
+// Failure: a key of the wrong type fails before anything is written,
+// except a rate window: one that holds a foreign value (an operator's SET;
+// the per-key windows' names come with the jobs, so no check at start can
+// know them) is not failed on: its jobs wait, as in a full window, nothing
+// is written to it, and the reply names it, for the caller to move aside.
+// Returns {next, weights, then claimJobsScript's five values per job, then
+// the foreign window keys and their count}: next as FlowClaim.NextMS;
+// weights the levels' current weights after the
+// pick, in ARGV's order, comma-separated ("" without levels).
 var claimJobsFlowScript = redis.NewScript(luaNow + luaOwner + `
 local limit, lease, scan, retry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local only, prefix = ARGV[6] == '1', ARGV[7]
@@ -267,13 +273,19 @@ local function load_slots(l)
   slots[l.slot] = s
   return s
 end
+local foreign = {} -- window keys of the wrong type, for the reply
 local function load_rate(key, per)
   local w = rates[key]
   if w then return w end
-  want_type(key, 'zset')
-  local cut = '(' .. (now - per)
-  local first = redis.call('ZRANGE', key, cut, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-  w = {n = redis.call('ZCOUNT', key, cut, '+inf'), oldest = tonumber(first[2]), per = per, add = {}}
+  local have = redis.call('TYPE', key).ok
+  if have ~= 'zset' and have ~= 'none' then
+    w = {foreign = true}
+    foreign[#foreign + 1] = key
+  else
+    local cut = '(' .. (now - per)
+    local first = redis.call('ZRANGE', key, cut, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+    w = {n = redis.call('ZCOUNT', key, cut, '+inf'), oldest = tonumber(first[2]), per = per, add = {}}
+  end
   rates[key] = w
   return w
 end
@@ -305,7 +317,11 @@ local function take(c)
         end
       end
       w = load_rate(key, l.per)
-      if w.n >= l.rn then
+      if w.foreign then
+        -- Not counted: the job waits until the key is moved aside.
+        if not ratenext or now + retry < ratenext then ratenext = now + retry end
+        return false
+      elseif w.n >= l.rn then
         local at = (w.oldest or now) + l.per
         if not ratenext or at < ratenext then ratenext = at end
         return false
@@ -391,9 +407,11 @@ for key, s in pairs(slots) do
   if #s.add > 0 then callk('ZADD', key, s.add) end
 end
 for key, w in pairs(rates) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w.per)
-  if #w.add > 0 then callk('ZADD', key, w.add) end
-  if redis.call('EXISTS', key) == 1 then redis.call('PEXPIRE', key, w.per) end
+  if not w.foreign then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w.per)
+    if #w.add > 0 then callk('ZADD', key, w.add) end
+    if redis.call('EXISTS', key) == 1 then redis.call('PEXPIRE', key, w.per) end
+  end
 end
 local next = false
 if claimed < limit and cut then next = now + retry
@@ -409,6 +427,8 @@ if ratenext then
   if not next or ratenext < next then next = math.max(ratenext, now + 1) end
 end
 if next then out[1] = next end
+for _, key in ipairs(foreign) do out[#out + 1] = key end
+out[#out + 1] = #foreign
 return out
 `)
 
@@ -443,21 +463,33 @@ type ClaimFlow struct {
 	Retry      time.Duration
 }
 
+// FlowClaim is what ClaimJobsFlow claimed: the jobs; the next due time
+// (unix ms, always after now, or -1 for an empty queue): the head after
+// now, now + retry while a capped type is full, or when a full window has
+// room again, or now + retry if that is earlier; the levels with their
+// round robin state after the claim (nil without levels); and the rate
+// window keys found holding a foreign value, whose jobs were left waiting
+// until the caller moves them aside (Quarantine).
+type FlowClaim struct {
+	Jobs    []ClaimedJob
+	NextMS  int64
+	Levels  []Level
+	Foreign []string
+}
+
 // ClaimJobsFlow claims due jobs for a process with flow control: the caps
 // and rates of f.Limits (jobs of a full type wait in the queue), and the
-// priority levels of f.Levels (see "Priorities"). It returns the claimed
-// jobs, the next due time as ClaimJobsLimited does, and the levels with
-// their round robin state after the claim (nil without levels).
-func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob, nextMS int64, levels []Level, err error) {
+// priority levels of f.Levels (see "Priorities").
+func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (c FlowClaim, err error) {
 	switch {
 	case f.Limit <= 0 || f.Limit > MaxJobClaim:
-		return nil, 0, nil, errors.New("claim jobs: limit " + strconv.Itoa(f.Limit) + " is outside [1, " + strconv.Itoa(MaxJobClaim) + "]")
+		return c, errors.New("claim jobs: limit " + strconv.Itoa(f.Limit) + " is outside [1, " + strconv.Itoa(MaxJobClaim) + "]")
 	case f.Scan < f.Limit || f.Scan > MaxJobScan:
-		return nil, 0, nil, errors.New("claim jobs: scan " + strconv.Itoa(f.Scan) + " is outside [limit, " + strconv.Itoa(MaxJobScan) + "]")
+		return c, errors.New("claim jobs: scan " + strconv.Itoa(f.Scan) + " is outside [limit, " + strconv.Itoa(MaxJobScan) + "]")
 	case f.Types != nil && len(f.Types) == 0:
-		return nil, 0, nil, errors.New("claim jobs: no job types")
+		return c, errors.New("claim jobs: no job types")
 	case len(f.Levels) > MaxLevels:
-		return nil, 0, nil, errors.New("claim jobs: " + strconv.Itoa(len(f.Levels)) + " levels, over " + strconv.Itoa(MaxLevels))
+		return c, errors.New("claim jobs: " + strconv.Itoa(len(f.Levels)) + " levels, over " + strconv.Itoa(MaxLevels))
 	}
 	keys := make([]string, 0, 6+len(f.Limits)+len(f.Levels))
 	keys = append(keys, r.k.Jobs(), r.k.JobData(), r.k.Attempts(), r.k.Leases(), r.k.Owners(), r.k.FirstDue())
@@ -470,7 +502,7 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob
 		len(f.Limits), len(f.Levels), len(f.TypeLevels))
 	for _, l := range f.Limits {
 		if l.MaxRunning < 0 || l.RateN < 0 || (l.RateN > 0 && l.RatePer < time.Millisecond) {
-			return nil, 0, nil, errors.New("claim jobs: limit of " + strconv.Quote(l.Type) + " out of range")
+			return c, errors.New("claim jobs: limit of " + strconv.Quote(l.Type) + " out of range")
 		}
 		keys = append(keys, r.k.Slots(l.Type))
 		args = append(args, l.Type, l.MaxRunning, l.RateN, l.RatePer.Milliseconds())
@@ -478,7 +510,7 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob
 	seen := make(map[int]bool, len(f.Levels))
 	for _, l := range f.Levels {
 		if seen[l.Priority] {
-			return nil, 0, nil, errors.New("claim jobs: level " + strconv.Itoa(l.Priority) + " given twice")
+			return c, errors.New("claim jobs: level " + strconv.Itoa(l.Priority) + " given twice")
 		}
 		seen[l.Priority] = true
 		keys = append(keys, r.k.Level(l.Priority))
@@ -486,7 +518,7 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob
 	}
 	for t, p := range f.TypeLevels {
 		if f.Levels != nil && !seen[p] {
-			return nil, 0, nil, errors.New("claim jobs: type " + strconv.Quote(t) + " has level " + strconv.Itoa(p) + ", not among the levels")
+			return c, errors.New("claim jobs: type " + strconv.Quote(t) + " has level " + strconv.Itoa(p) + ", not among the levels")
 		}
 		args = append(args, t, p)
 	}
@@ -495,28 +527,37 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (jobs []ClaimedJob
 	}
 	res, err := claimJobsFlowScript.Run(ctx, r.c, keys, args...).Slice()
 	if err != nil {
-		return nil, 0, nil, err
+		return c, err
+	}
+	// The reply ends with the foreign window keys and their count.
+	if n, ok := res[len(res)-1].(int64); ok && n >= 0 && int(n) < len(res) {
+		for _, k := range res[len(res)-1-int(n) : len(res)-1] {
+			if s, ok := k.(string); ok {
+				c.Foreign = append(c.Foreign, s)
+			}
+		}
+		res = res[:len(res)-1-int(n)]
 	}
 	if len(res) < 2 {
-		return nil, 0, nil, errors.New("claim jobs: reply too short")
+		return c, errors.New("claim jobs: reply too short")
 	}
 	if f.Levels != nil {
 		ws, _ := res[1].(string)
 		parts := strings.Split(ws, ",")
 		if len(parts) != len(f.Levels) {
-			return nil, 0, nil, errors.New("claim jobs: reply has " + strconv.Itoa(len(parts)) + " level weights, want " + strconv.Itoa(len(f.Levels)))
+			return c, errors.New("claim jobs: reply has " + strconv.Itoa(len(parts)) + " level weights, want " + strconv.Itoa(len(f.Levels)))
 		}
-		levels = make([]Level, len(f.Levels))
+		c.Levels = make([]Level, len(f.Levels))
 		for i, l := range f.Levels {
 			w, err := strconv.ParseInt(parts[i], 10, 64)
 			if err != nil {
-				return nil, 0, nil, errors.New("claim jobs: level weight " + strconv.Quote(parts[i]) + ": not an integer")
+				return c, errors.New("claim jobs: level weight " + strconv.Quote(parts[i]) + ": not an integer")
 			}
-			levels[i] = Level{Priority: l.Priority, Weight: w}
+			c.Levels[i] = Level{Priority: l.Priority, Weight: w}
 		}
 	}
-	jobs, nextMS = parseJobClaim(append(res[:1:1], res[2:]...))
-	return jobs, nextMS, levels, nil
+	c.Jobs, c.NextMS = parseJobClaim(append(res[:1:1], res[2:]...))
+	return c, nil
 }
 
 // LevelDue reads, in one pipeline, how many entries of each level's index

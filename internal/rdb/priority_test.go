@@ -43,16 +43,16 @@ func TestClaimJobsFlowWeightsLevels(t *testing.T) {
 	levels := []Level{{Priority: 2}, {Priority: 0}}
 	var got []string
 	for i := range 40 {
-		jobs, _, next, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: fmt.Sprintf("p#%d", i), Limit: 1, Lease: time.Minute,
+		c, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: fmt.Sprintf("p#%d", i), Limit: 1, Lease: time.Minute,
 			Levels: levels, TypeLevels: map[string]int{"a": 2}, Scan: 100, Retry: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(jobs) != 1 {
-			t.Fatalf("claim %d took %d jobs, want 1", i, len(jobs))
+		if len(c.Jobs) != 1 {
+			t.Fatalf("claim %d took %d jobs, want 1", i, len(c.Jobs))
 		}
-		levels = next
-		got = append(got, typeOf(jobs[0]))
+		levels = c.Levels
+		got = append(got, typeOf(c.Jobs[0]))
 	}
 	for w := 0; w+4 <= len(got); w += 4 {
 		n := 0
@@ -66,11 +66,12 @@ func TestClaimJobsFlowWeightsLevels(t *testing.T) {
 		}
 	}
 	// Priority 2's jobs were claimed oldest first.
-	jobs, _, _, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: "p#x", Limit: 3, Lease: time.Minute,
+	c, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: "p#x", Limit: 3, Lease: time.Minute,
 		Levels: []Level{{Priority: 2}}, TypeLevels: map[string]int{"a": 2}, Types: []string{"a"}, Scan: 100, Retry: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobs := c.Jobs
 	if ids := fmt.Sprint(claimIDs(jobs)); ids != "[a-0030 a-0031 a-0032]" {
 		t.Errorf("next of priority 2: %s, want [a-0030 a-0031 a-0032]", ids)
 	}
@@ -82,11 +83,12 @@ func TestClaimJobsFlowSplitsOneClaim(t *testing.T) {
 	srv := redistest.Start(t)
 	r := New(srv.Client(t), "ns")
 	enqueueLevels(t, r, 50, []string{"hi", "lo"}, map[string]int{"hi": 10})
-	jobs, _, _, err := r.ClaimJobsFlow(context.Background(), ClaimFlow{ClaimID: "p#1", Limit: 24, Lease: time.Minute,
+	c, err := r.ClaimJobsFlow(context.Background(), ClaimFlow{ClaimID: "p#1", Limit: 24, Lease: time.Minute,
 		Levels: []Level{{Priority: 10}, {Priority: 0}}, TypeLevels: map[string]int{"hi": 10}, Scan: 100, Retry: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobs := c.Jobs
 	n := map[string]int{}
 	for _, j := range jobs {
 		n[typeOf(j)]++
@@ -117,11 +119,12 @@ func TestClaimJobsFlowHealsIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ZAdd(ctx, r.k.Level(5), redis.Z{Score: 1, Member: "later"})
-	jobs, _, _, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: "p#1", Limit: 1, Lease: time.Minute,
+	res, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: "p#1", Limit: 1, Lease: time.Minute,
 		Levels: []Level{{Priority: 5}, {Priority: 0}}, TypeLevels: map[string]int{"hi": 5}, Scan: 100, Retry: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobs := res.Jobs
 	if ids := fmt.Sprint(claimIDs(jobs)); ids != "[raw]" {
 		t.Fatalf("claimed %s, want [raw]: the unindexed job of priority 5 first", ids)
 	}
