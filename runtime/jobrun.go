@@ -68,6 +68,20 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		room = 0
 	}
 	want := limit + room
+	bounded := false
+	if jr.cappedOnly {
+		// Every type this process runs is capped: it can take no more
+		// than its slots not in flight, and a claim for more would read
+		// (and pass over) pages of jobs it cannot take.
+		free := 0
+		for _, l := range limits {
+			free += max(0, l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
+		}
+		if free < want {
+			want, bounded = max(1, free), true
+			limit = min(limit, want)
+		}
+	}
 	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
@@ -100,7 +114,11 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		claimed[i] = &jobRun{id: j.ID, due: time.UnixMilli(j.DueMS), fire: time.UnixMilli(j.FirstDueMS),
 			attempt: j.Attempt, raw: j.Envelope, claim: claim, claimed: now}
 	}
-	if len(jr.capped) > 0 && jr.holdSlots(claimed, limits, ownFull) {
+	// A claim bounded by this process's free slots that took them all
+	// leaves the rest due for want of its own slots, as the script's
+	// ownFull would.
+	filled := bounded && len(jobs) == want
+	if len(jr.capped) > 0 && jr.holdSlots(claimed, limits, ownFull, filled) {
 		nextMS = 0 // a job of a type left for want of its slots ended during the claim: claim again now
 	}
 	if len(claimed) > 0 {
@@ -126,7 +144,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	if len(overflow) > 0 {
 		go jr.giveBack(overflow)
 	}
-	if len(jobs) == want {
+	if len(jobs) == want && !filled {
 		return 0, started, nil
 	}
 	return nextMS, started, nil
@@ -154,6 +172,7 @@ func (jr *jobRunner) jobLimits() []rdb.JobLimit {
 			}
 			jr.rated = jr.rated || c.Rate.N > 0
 		}
+		jr.cappedOnly = len(jr.capped) > 0 && len(jr.capped) == len(jr.reg.Entries())
 	})
 	return jr.limits
 }
@@ -161,11 +180,12 @@ func (jr *jobRunner) jobLimits() []rdb.JobLimit {
 // holdSlots counts the claimed jobs of capped types in flight (each holds
 // a slot of its type, by the type the claim script read), and records of
 // which capped types the claim left jobs for want of this process's own
-// slots (ownFull, from ClaimJobsLimited; limits as passed to it). It
+// slots (ownFull, from ClaimJobsLimited; every one when filled; limits as
+// passed to it). It
 // reports whether a job of such a type ended while the claim was under way
 // (its end found the flag of the claim before): the caller claims again
 // at once.
-func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, ownFull []string) (ended bool) {
+func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, ownFull []string, filled bool) (ended bool) {
 	took := map[*jobSlots]int64{}
 	for _, j := range claimed {
 		if s := jr.capped[rdb.EnvelopeType(j.raw)]; s != nil {
@@ -179,7 +199,7 @@ func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, ownFull
 		if s == nil {
 			continue
 		}
-		full := slices.Contains(ownFull, l.Type)
+		full := filled || slices.Contains(ownFull, l.Type)
 		s.ownFull.Store(full)
 		if full && s.inflight.Load() < int64(l.InFlight)+took[s] {
 			ended = true
@@ -345,12 +365,14 @@ type jobRunner struct {
 	unknownTypes onceSet // job types seen that this process lacks
 	// limits are the flow control of this process's types (jobLimits),
 	// capped the slots of those with MaxRunning (cappedTypes their names),
-	// rated whether one has a rate; set once.
+	// rated whether one has a rate, cappedOnly whether every type it
+	// runs is capped; set once.
 	limitsOnce  sync.Once
 	limits      []rdb.JobLimit
 	capped      map[string]*jobSlots
 	cappedTypes []string
 	rated       bool
+	cappedOnly  bool
 	// scanRetry is jobScanRetry (tests set it longer).
 	scanRetry time.Duration
 	// reclaim is set by the end of a job of a type whose last claim left
