@@ -164,6 +164,16 @@ func scriptCases() []scriptCase {
 				[]JobLimit{{Type: "t", MaxRunning: 4, RateN: 5, RatePer: time.Minute}}, 100, time.Millisecond)
 			return err
 		}},
+		{"ClaimJobsLimitedUnseenType", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 3)
+			// q holds slots of u, whose jobs the claim does not see: it
+			// gives them back.
+			must(t, r.c.HSet(ctx, r.k.Slots("u"), "q", "2|"+fmt.Sprint(1<<50)).Err())
+		}, func(r *RDB) error {
+			_, _, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+				[]JobLimit{{Type: "t", MaxRunning: 4}, {Type: "u", MaxRunning: 2}}, 100, time.Millisecond)
+			return err
+		}},
 		{"RenewJobSlots", func(t *testing.T, r *RDB) {
 			must(t, r.c.HSet(ctx, r.k.Slots("t"), "p", "2|1").Err())
 		}, func(r *RDB) error {

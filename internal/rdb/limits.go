@@ -226,15 +226,16 @@ while claimed < limit and offset < scan do
   -- within retry_ms rather than read the rest of scan now.
   if ncap > 0 and nfull >= ncap and passed == n then break end
 end
+-- Every capped type's field, seen in the scan or not (read before the
+-- first write: a foreign key fails the call whole): slots beyond the jobs
+-- this process holds go back now.
+for _, l in pairs(lim) do
+  if l.cap > 0 then load_slots(l) end
+end
 if #drop > 0 then callk('ZREM', KEYS[1], drop) end
 if #owners > 0 then
   callk('HSET', KEYS[5], owners)
   redis.call('ZADD', KEYS[4], now + lease, ARGV[3])
-end
--- Every capped type's field, seen in the scan or not: slots beyond the
--- jobs this process holds go back now.
-for _, l in pairs(lim) do
-  if l.cap > 0 then load_slots(l) end
 end
 for key, s in pairs(slots) do
   if #s.del > 0 then callk('HDEL', key, s.del) end
