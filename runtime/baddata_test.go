@@ -416,7 +416,10 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 func TestForeignLimitKeyIsQuarantined(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	for i, key := range []func(keys, string) string{keys.Slots, keys.Rate, keys.FireSlots} {
+	for i, c := range []struct {
+		key  func(keys, string) string
+		want string
+	}{{keys.Slots, "hash"}, {keys.Rate, "zset"}, {keys.FireSlots, "zset"}} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -425,11 +428,11 @@ func TestForeignLimitKeyIsQuarantined(t *testing.T) {
 			k := newKeys(ns)
 			reg := testRegistry(t, TaskConfig{Name: "sms", MaxRunning: 2, Rate: Rate{N: 100, Per: time.Second},
 				New: func() TaskInterface { return new(smsJob) }})
-			foreign := key(k, "sms")
+			foreign := c.key(k, "sms")
 			must(t, rdb.Set(ctx, foreign, "foreign value", 0).Err())
 			logs, logger := newLogCapture()
 			runScheduler(t, rdb, reg, WithNamespace(ns), WithLogger(logger))
-			logs.expectLog(t, "foreign value moved aside (quarantine)", foreign, "type=string", "want=zset")
+			logs.expectLog(t, "foreign value moved aside (quarantine)", foreign, "type=string", "want="+c.want)
 			to := unique(t)
 			if _, err := NewClient(rdb, reg, WithNamespace(ns)).Enqueue(ctx, smsJob{To: to, Text: "after"}); err != nil {
 				t.Fatalf("enqueue: %v", err)

@@ -283,6 +283,9 @@ func (dp *dispatcher) claim(ctx context.Context, limit int, heads *queueHeads) (
 		}
 	}
 	used += dp.jobs.startWaiting(limit - used)
+	if dp.jobs.reclaim.Swap(false) {
+		heads.job = queueHead{} // a job ended that frees a slot of jobs left due (freeSlot)
+	}
 	if !heads.job.fresh(now, dp.opts.maxSleep) {
 		next, started, err := dp.jobs.claimJobs(ctx, limit-used, dp.jobs.prefetchRoom())
 		used += started

@@ -78,6 +78,10 @@
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
 //	{ns}:jobs:failed    HASH job id -> 1: a unique job waiting for the retry of a failed attempt
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
+//	{ns}:slots:<type>   HASH process id -> "n|deadline_ms": the running slots of a job type with
+//	                         max_running that process holds, until the deadline (Redis time)
+//	{ns}:fireslots:<group> ZSET run id -> run lease deadline: the fires of a capped type running
+//	{ns}:rate:<type>, {ns}:ratekey:<len>:<type>:<key>  ZSET starts in a job type's rate window
 //	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
 //	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
 //	{ns}:slots:<type>   the running slots of a job type with max_running (see rdb's limits.go)
@@ -178,6 +182,14 @@
 //     slots of a process that dies free when its runs' run leases run out
 //     (WithRunLease, 1.5 s), not while Redis stalls. A type without a cap
 //     pays nothing for it.
+//   - A job type's max_running caps its jobs running at once across every
+//     process: over it, its jobs wait in the queue. A process holds a slot
+//     for each job of the type it has claimed and not yet ended (running or
+//     waiting for a worker); its claim asks for slots from its count of
+//     them and gives back the rest, so a slot freed by a job's end is
+//     reused by its process at once and goes to another at its next claim.
+//     A dead or stalled process's slots free when its job lease (twice the
+//     process TTL) runs out; a stopping one deletes them once its jobs end.
 //   - A run whose process dies is recorded as abandoned and the task keeps
 //     its schedule: a non-concurrent task's lock is taken over by the claim
 //     of its next instant, which waits for the run's run lease to run out

@@ -24,6 +24,20 @@ type jobRun struct {
 	reg     *registry.Entry
 	claim   string    // the id of the claim that delivered it, its owner in Redis
 	claimed time.Time // when
+	// slot is the running slot it holds of its capped type (nil: none),
+	// until it ends or is given back (freeSlot).
+	slot *jobSlots
+}
+
+// jobSlots counts this process's jobs in flight of one capped type
+// (TaskConfig.MaxRunning): claimed and not yet ended, running or waiting
+// for a worker. Each holds one of the running slots the process's field of
+// the type's slots hash has (rdb.JobLimit.InFlight). ownFull is set when
+// the last claim left jobs of the type because these held all the slots it
+// had: the end of one of them then has the dispatch loop claim at once.
+type jobSlots struct {
+	inflight atomic.Int64
+	ownFull  atomic.Bool
 }
 
 // jobScanAhead is how many due jobs of other types (WithTasks) a job claim
@@ -45,28 +59,51 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	if limit <= 0 {
 		return 0, 0, nil
 	}
-	if len(jr.jobLimits()) > 0 {
-		// A process with flow control claims no job ahead of a free
-		// worker: a job waiting here would hold a running slot without
-		// running, and start later than its place in the rate window.
+	limits := jr.jobLimits()
+	if jr.rated {
+		// A process with a rated type claims no job ahead of a free
+		// worker: a start waiting here would start later than its place
+		// in the rate window. (A capped type's waiting jobs are counted
+		// in flight: they hold slots the cap counts, so the cap holds.)
 		room = 0
 	}
 	want := limit + room
+	bounded := false
+	if jr.cappedOnly {
+		// Every type this process runs is capped: it can take no more
+		// than its slots not in flight, and a claim for more would read
+		// (and pass over) pages of jobs it cannot take.
+		free := 0
+		for _, l := range limits {
+			free += max(0, l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
+		}
+		if free < want {
+			want, bounded = max(1, free), true
+			limit = min(limit, want)
+		}
+	}
 	claim := rdb.ClaimID(jr.id, jr.claimSeq.Add(1))
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
+	var ownFull []string
 	var err error
-	if levels, limits := jr.claimLevels(), jr.jobLimits(); levels != nil || len(limits) > 0 {
+	if levels := jr.claimLevels(); levels != nil || len(limits) > 0 {
 		// Flow control: some type of this build has a priority (the claim
 		// takes its levels' jobs by weighted round robin, see
 		// TaskConfig.Priority), or some of this process's types have
 		// limits (MaxRunning, Rate: their jobs wait in the queue while
 		// full).
+		limits = slices.Clone(limits)
+		for i := range limits {
+			if s := jr.capped[limits[i].Type]; s != nil {
+				limits[i].InFlight = int(s.inflight.Load())
+			}
+		}
 		var c rdb.FlowClaim
 		c, err = jr.db.ClaimJobsFlow(ctx, rdb.ClaimFlow{ClaimID: claim, Limit: want, Lease: jr.jobLease(),
 			Types: jr.jobTypes(), Limits: limits, Levels: levels, TypeLevels: jr.typeLevels,
-			Scan: min(want+jobScanAhead, rdb.MaxJobScan), Retry: jobScanRetry})
-		jobs, nextMS = c.Jobs, c.NextMS
+			Scan: min(want+jobScanAhead, rdb.MaxJobScan), Retry: jr.scanRetry})
+		jobs, nextMS, ownFull = c.Jobs, c.NextMS, c.OwnFull
 		if err == nil && levels != nil {
 			jr.levels = c.Levels
 		}
@@ -79,7 +116,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	} else if types := jr.jobTypes(); types != nil {
 		// Only the jobs of this process's types (roles.go): the others
 		// stay in the queue for the processes that run them.
-		jobs, nextMS, err = jr.db.ClaimJobsOf(ctx, claim, want, jr.jobLease(), types, min(want+jobScanAhead, rdb.MaxJobScan), jobScanRetry)
+		jobs, nextMS, err = jr.db.ClaimJobsOf(ctx, claim, want, jr.jobLease(), types, min(want+jobScanAhead, rdb.MaxJobScan), jr.scanRetry)
 	} else {
 		jobs, nextMS, err = jr.db.ClaimJobs(ctx, claim, want, jr.jobLease())
 	}
@@ -91,6 +128,13 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	for i, j := range jobs {
 		claimed[i] = &jobRun{id: j.ID, due: time.UnixMilli(j.DueMS), fire: time.UnixMilli(j.FirstDueMS),
 			attempt: j.Attempt, raw: j.Envelope, claim: claim, claimed: now}
+	}
+	// A claim bounded by this process's free slots that took them all
+	// leaves the rest due for want of its own slots, as the script's
+	// ownFull would.
+	filled := bounded && len(jobs) == want
+	if len(jr.capped) > 0 && jr.holdSlots(claimed, limits, ownFull, filled) {
+		nextMS = 0 // a job of a type left for want of its slots ended during the claim: claim again now
 	}
 	if len(claimed) > 0 {
 		jr.mu.Lock()
@@ -115,7 +159,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	if len(overflow) > 0 {
 		go jr.giveBack(overflow)
 	}
-	if len(jobs) == want {
+	if len(jobs) == want && !filled {
 		return 0, started, nil
 	}
 	return nextMS, started, nil
@@ -136,40 +180,68 @@ func (jr *jobRunner) jobLimits() []rdb.JobLimit {
 			jr.limits = append(jr.limits, rdb.JobLimit{Type: c.Name, MaxRunning: c.MaxRunning, RateN: c.Rate.N, RatePer: c.Rate.Per})
 			if c.MaxRunning > 0 {
 				if jr.capped == nil {
-					jr.capped = map[string]bool{}
+					jr.capped = map[string]*jobSlots{}
 				}
-				jr.capped[c.Name] = true
+				jr.capped[c.Name] = &jobSlots{}
+				jr.cappedTypes = append(jr.cappedTypes, c.Name)
 			}
+			jr.rated = jr.rated || c.Rate.N > 0
 		}
+		jr.cappedOnly = len(jr.capped) > 0 && len(jr.capped) == len(jr.reg.Entries())
 	})
 	return jr.limits
 }
 
-// slotsOf returns, per capped type, the ids of the jobs of batch, whose
-// running slots their acks free: nil when no type is capped. A job put
-// back before it was decoded (a release) is decoded here for its type.
-func (jr *jobRunner) slotsOf(batch []*jobAck) map[string][]string {
-	if len(jr.jobLimits()) == 0 || len(jr.capped) == 0 {
-		return nil
-	}
-	var out map[string][]string
-	for _, a := range batch {
-		t := a.j.env.Task
-		if t == "" {
-			env, err := rdb.DecodeEnvelope(a.j.raw)
-			if err != nil {
-				continue
-			}
-			t = env.Task
-		}
-		if jr.capped[t] {
-			if out == nil {
-				out = map[string][]string{}
-			}
-			out[t] = append(out[t], a.j.id)
+// holdSlots counts the claimed jobs of capped types in flight (each holds
+// a slot of its type, by the type the claim script read), and records of
+// which capped types the claim left jobs for want of this process's own
+// slots (ownFull, from ClaimJobsLimited; every one when filled; limits as
+// passed to it). It
+// reports whether a job of such a type ended while the claim was under way
+// (its end found the flag of the claim before): the caller claims again
+// at once.
+func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, ownFull []string, filled bool) (ended bool) {
+	took := map[*jobSlots]int64{}
+	for _, j := range claimed {
+		if s := jr.capped[rdb.EnvelopeType(j.raw)]; s != nil {
+			s.inflight.Add(1)
+			j.slot = s
+			took[s]++
 		}
 	}
-	return out
+	for _, l := range limits {
+		s := jr.capped[l.Type]
+		if s == nil {
+			continue
+		}
+		full := filled || slices.Contains(ownFull, l.Type)
+		s.ownFull.Store(full)
+		if full && s.inflight.Load() < int64(l.InFlight)+took[s] {
+			ended = true
+		}
+	}
+	return ended
+}
+
+// freeSlot frees the running slot j holds, when its handler returned or
+// it goes back to the queue without running: once (the process's field in
+// Redis keeps it until its next claim). When the last claim left jobs of
+// the type for want of this process's slots, the dispatch loop claims at
+// once.
+func (jr *jobRunner) freeSlot(j *jobRun) {
+	s := j.slot
+	if s == nil {
+		return
+	}
+	j.slot = nil
+	s.inflight.Add(-1)
+	if s.ownFull.Load() {
+		jr.reclaim.Store(true)
+		select {
+		case jr.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // prefetchRoom is how many jobs the next claim may take beyond the free
@@ -271,6 +343,7 @@ func (jr *jobRunner) giveBack(back []*jobRun) {
 	due := ms(jr.clock.Now())
 	acks := make([]*jobAck, len(back))
 	for i, j := range back {
+		jr.freeSlot(j)
 		acks[i] = &jobAck{j: j, action: "release", due: due, done: make(chan struct{})}
 		jr.acks.add(acks[i])
 	}
@@ -306,10 +379,21 @@ type jobRunner struct {
 	claims       map[string]int
 	unknownTypes onceSet // job types seen that this process lacks
 	// limits are the flow control of this process's types (jobLimits),
-	// capped the names of those with MaxRunning; set once.
-	limitsOnce sync.Once
-	limits     []rdb.JobLimit
-	capped     map[string]bool
+	// capped the slots of those with MaxRunning (cappedTypes their names),
+	// rated whether one has a rate, cappedOnly whether every type it
+	// runs is capped; set once.
+	limitsOnce  sync.Once
+	limits      []rdb.JobLimit
+	capped      map[string]*jobSlots
+	cappedTypes []string
+	rated       bool
+	cappedOnly  bool
+	// scanRetry is jobScanRetry (tests set it longer).
+	scanRetry time.Duration
+	// reclaim is set by the end of a job of a type whose last claim left
+	// jobs for want of this process's slots: the dispatch loop's next
+	// round claims jobs whatever it knows of the queue's head.
+	reclaim atomic.Bool
 	// levels are the priority levels of its claims with their round robin
 	// state (claimLevels; only the dispatch loop claims), typeLevels its
 	// types whose priority is not 0.
@@ -320,7 +404,7 @@ type jobRunner struct {
 
 func newJobRunner(e *engine) *jobRunner {
 	jr := &jobRunner{engine: e, waiting: make(chan *jobRun, e.opts.batch), kick: make(chan struct{}, 1),
-		claims: make(map[string]int)}
+		claims: make(map[string]int), scanRetry: jobScanRetry}
 	jr.acks.write = jr.flushAcks
 	return jr
 }
@@ -410,6 +494,7 @@ func (jr *jobRunner) executeJob(j *jobRun) {
 // flight, its lease renewed, until the ack is written; then the hooks and
 // listeners are told of rep (when not nil). Run waits for both.
 func (jr *jobRunner) endJob(j *jobRun, action string, due int64, rec Record, rep *runReport) {
+	jr.freeSlot(j)
 	jr.running.Add(1) // done once the ack is written and reported
 	jr.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
 	jr.freeWorker() // the handler is done: the worker may take the next job
@@ -515,8 +600,7 @@ func (jr *jobRunner) writeAcks(batch []*jobAck) {
 		}
 		acks[i] = ack
 	}
-	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: jr.opts.deadLetters, History: jr.history(),
-		Slots: jr.slotsOf(batch)}
+	b := rdb.AckBatch{Acks: acks, EndedClaims: ending, DeadLimit: jr.opts.deadLetters, History: jr.history()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	backoff := 50 * time.Millisecond
@@ -572,7 +656,8 @@ func (jr *jobRunner) deadJob(j *jobRun, err error) {
 }
 
 // renewJobs extends the leases of this process's claims that have jobs in
-// flight.
+// flight, and the running slots it holds of its capped types (the same
+// lease).
 func (jr *jobRunner) renewJobs(ctx context.Context) {
 	jr.mu.Lock()
 	claims := make([]string, 0, len(jr.claims))
@@ -582,6 +667,23 @@ func (jr *jobRunner) renewJobs(ctx context.Context) {
 	jr.mu.Unlock()
 	if err := jr.db.RenewJobLeases(ctx, jr.jobLease(), claims); err != nil && ctx.Err() == nil {
 		jr.log.Warn("renewing job leases failed", "err", err)
+	}
+	jr.jobLimits()
+	if err := jr.db.RenewJobSlots(ctx, jr.id, jr.jobLease(), jr.cappedTypes); err != nil && ctx.Err() == nil {
+		jr.log.Warn("renewing job slots failed", "err", err)
+	}
+}
+
+// releaseJobSlots deletes the running slots this process holds of its
+// capped types, at a graceful stop once its jobs have ended (else they
+// would free only when their lease runs out).
+func (jr *jobRunner) releaseJobSlots(ctx context.Context) {
+	jr.jobLimits()
+	if len(jr.cappedTypes) == 0 {
+		return
+	}
+	if err := jr.db.ReleaseJobSlots(ctx, jr.id, jr.cappedTypes); err != nil {
+		jr.log.Warn("shutdown: could not release job slots", "err", err)
 	}
 }
 

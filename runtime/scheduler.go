@@ -189,7 +189,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // shutdown waits for running handlers within the grace period, cancels the
-// rest, and removes this process's heartbeat and master lock.
+// rest, and removes this process's heartbeat, master lock and job slots.
 func (s *Scheduler) shutdown() error {
 	done := make(chan struct{})
 	go func() { s.running.Wait(); close(done) }()
@@ -199,6 +199,7 @@ func (s *Scheduler) shutdown() error {
 	defer func() { stopAlive(); <-kept }()
 	grace := time.NewTimer(s.opts.grace)
 	defer grace.Stop()
+	ended := true
 	select {
 	case <-done:
 	case <-grace.C:
@@ -207,6 +208,7 @@ func (s *Scheduler) shutdown() error {
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
+			ended = false
 			s.log.Error("handlers ignore cancellation; leaving their runs to be recorded as abandoned")
 		}
 	}
@@ -214,6 +216,9 @@ func (s *Scheduler) shutdown() error {
 	<-kept
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if ended {
+		s.jobs.releaseJobSlots(ctx) // its jobs have ended (a handler still running keeps its slot to the lease's end)
+	}
 	err := s.db.Leave(ctx, s.id)
 	if rerr := s.db.ReleaseMaster(ctx, s.id); rerr != nil && err == nil {
 		err = rerr

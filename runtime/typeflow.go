@@ -28,8 +28,9 @@ type TypeFlow struct {
 	// progress: each enforces its own on the jobs it claims).
 	Processes int
 	Disagree  bool
-	// Running counts its jobs running now, by its slots (a job of a dead
-	// process counts until a claim of the type finds its lease gone);
+	// Running counts the running slots its processes hold now (jobs
+	// running or about to start; a dead process's until its lease
+	// expires, a finished job's until its process's next claim);
 	// Starts its starts in the rate window now (the type's own window,
 	// not those of RateKey keys).
 	Running, Starts int64

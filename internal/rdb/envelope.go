@@ -205,3 +205,24 @@ func jsonInt(s string) (int64, int, bool) {
 	}
 	return v, i, true
 }
+
+// EnvelopeType returns the job type of a stored envelope as the claim
+// scripts read it (claimJobsFlowScript counts a capped type's slots by
+// it): the name at its head when it starts {"task":"name" (no escape in
+// the name), else its "task" decoded as JSON when a non-empty string, else
+// "".
+func EnvelopeType(raw string) string {
+	if rest, ok := strings.CutPrefix(raw, `{"task":"`); ok {
+		if i := strings.IndexAny(rest, `"\`); i >= 0 && rest[i] == '"' {
+			return rest[:i]
+		}
+	}
+	var env struct {
+		Task any `json:"task"`
+	}
+	if json.Unmarshal([]byte(raw), &env) != nil {
+		return ""
+	}
+	t, _ := env.Task.(string)
+	return t
+}

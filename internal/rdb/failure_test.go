@@ -157,25 +157,28 @@ func scriptCases() []scriptCase {
 			enqueued(t, r, 3)
 			must(t, r.c.HSet(ctx, r.k.JobData(), "k0", `{"task":"t","rate_key":"a"}`).Err())
 			must(t, r.c.ZAdd(ctx, r.k.Jobs(), redis.Z{Score: 1, Member: "k0"}).Err())
-			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)                                          // put back before
-			must(t, r.c.ZAdd(ctx, r.k.Slots("t"), redis.Z{Score: 1, Member: "gone"}).Err()) // its owner is gone
-			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())   // out of the window
+			r.c.HSet(ctx, r.k.FirstDue(), "j0", 1)                                                   // put back before
+			must(t, r.c.HSet(ctx, r.k.Slots("t"), "gone", "1|1", "p", "1|"+fmt.Sprint(1<<50)).Err()) // a dead process's, a live one's
+			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())            // out of the window
 		}, func(r *RDB) error {
-			_, _, _, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+			_, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
 				[]JobLimit{{Type: "t", MaxRunning: 4, RateN: 5, RatePer: time.Minute}}, 100, time.Millisecond)
 			return err
 		}},
-		{"AckJobsSlots", func(t *testing.T, r *RDB) {
-			claimed(t, r, 2)
-			enqueued(t, r, 3) // due: the freed slot wakes a claim
-			must(t, r.c.ZAdd(ctx, r.k.Slots("t"), redis.Z{Score: 1 << 50, Member: "j0"}, redis.Z{Score: 1 << 50, Member: "j1"}).Err())
+		{"ClaimJobsLimitedUnseenType", func(t *testing.T, r *RDB) {
+			enqueued(t, r, 3)
+			// q holds slots of u, whose jobs the claim does not see: it
+			// gives them back.
+			must(t, r.c.HSet(ctx, r.k.Slots("u"), "q", "2|"+fmt.Sprint(1<<50)).Err())
 		}, func(r *RDB) error {
-			_, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, EndedClaims: []string{"p#1"},
-				Slots: map[string][]string{"t": {"j0", "j1"}}, Acks: []JobAck{
-					{ID: "j0", Claim: "p#1", Action: AckOK, Type: "t"},
-					{ID: "j1", Claim: "p#1", Action: AckRelease, DueMS: 5, FirstDueMS: 1},
-				}})
+			_, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+				[]JobLimit{{Type: "t", MaxRunning: 4}, {Type: "u", MaxRunning: 2}}, 100, time.Millisecond)
 			return err
+		}},
+		{"RenewJobSlots", func(t *testing.T, r *RDB) {
+			must(t, r.c.HSet(ctx, r.k.Slots("t"), "p", "2|1").Err())
+		}, func(r *RDB) error {
+			return r.RenewJobSlots(ctx, "p", time.Minute, []string{"t"})
 		}},
 		{"RenewJobLeases", func(t *testing.T, r *RDB) { claimed(t, r, 1) }, func(r *RDB) error {
 			return r.RenewJobLeases(ctx, time.Hour, []string{"p#1"})

@@ -3,8 +3,6 @@ package rdb
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -432,10 +430,6 @@ type AckBatch struct {
 	EndedClaims []string
 	DeadLimit   int
 	History     HistoryBound
-	// Slots are, per capped type (JobLimit.MaxRunning), the ids of the
-	// jobs among Acks whose running slot the batch frees (whatever their
-	// action): nil when no type is capped.
-	Slots map[string][]string
 }
 
 // ackJobsScript ends a batch of deliveries, each only if its claim still
@@ -461,14 +455,12 @@ type AckBatch struct {
 // (ok|retry|dead|release), due_ms, type (0 for a release), claim, record
 // ("" when it would be trimmed anyway), dead_envelope, first_ms (the job's
 // first due; 0: none to keep), unique (1: the job has a unique identity);
-// then the name of each type; then each
-// claim id; then the ids of the claims that end here (n_ended); then, for
-// each slots key (n_slots, KEYS after the history keys), a count m and m
-// job ids: the jobs of a capped type whose slot each ack frees (only those
-// still ours), after which it publishes on wake_channel when a job is due.
-// ARGV[8..10]: n_ended, wake_channel, n_slots. Last come the level of
-// each of the n full acks ("" for none: a retry or release with a level
-// goes back in its level's index too, see NewJob.Level), then the prefix.
+// then the name of each type; then each claim id; then the ids of the
+// claims that end here (n_ended). ARGV[8]: n_ended. Last come the level
+// of each of the n full acks ("" for none: a retry or release with a
+// level goes back in its level's index too, see NewJob.Level), then the
+// prefix. (A capped type's running slots are not the ack's: see "The
+// limits of a claim" in limits.go.)
 // Returns the ids of deliveries that were no longer ours.
 var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
 want_type(KEYS[1], 'zset')
@@ -482,9 +474,8 @@ want_type(KEYS[9], 'hash')
 local failed = KEYS[#KEYS]
 want_type(failed, 'hash')
 local np, n, ntypes, nclaims = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local nended, nslots = tonumber(ARGV[8]), tonumber(ARGV[10])
-for j = 1, nslots do want_type(KEYS[9 + ntypes + j], 'zset') end
-local full = 10 + 3 * np
+local nended = tonumber(ARGV[8])
+local full = 8 + 3 * np
 local base = full + 9 * n
 local lvbase, prefix = #ARGV - n - 1, ARGV[#ARGV]
 for i = 1, n do
@@ -497,7 +488,7 @@ local lost, mine, done = {}, {}, {}
 local runs, fails, recs = {}, {}, {}
 local dead = false
 for i = 0, np - 1 do
-  local o = 10 + 3 * i
+  local o = 8 + 3 * i
   local id = ARGV[o + 1]
   if ours[tonumber(ARGV[o + 3])] then
     local t = tonumber(ARGV[o + 2])
@@ -556,27 +547,6 @@ end
 local ended = base + ntypes + nclaims
 if nended > 0 then
   callk('ZREM', KEYS[4], ARGV, ended + 1, ended + nended)
-end
-if nslots > 0 then
-  local isMine = {}
-  for _, id in ipairs(mine) do isMine[id] = true end
-  local o, freed = ended + nended, false
-  for j = 1, nslots do
-    local m = tonumber(ARGV[o + 1])
-    local ids = {}
-    for i = o + 2, o + 1 + m do
-      if isMine[ARGV[i]] then ids[#ids + 1] = ARGV[i] end
-    end
-    if #ids > 0 then
-      callk('ZREM', KEYS[9 + ntypes + j], ids)
-      freed = true
-    end
-    o = o + 1 + m
-  end
-  if freed then
-    local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    if head[2] and tonumber(head[2]) <= now then redis.call('PUBLISH', ARGV[9], 'job') end
-  end
 end
 if dead then
   local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[1])
@@ -644,23 +614,15 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 		}
 		levels = append(levels, level)
 	}
-	args := make([]any, 0, 10+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
+	args := make([]any, 0, 8+len(plain)+len(full)+len(types)+len(claims)+len(b.EndedClaims))
 	args = append(args, b.DeadLimit, b.History.Records, b.History.Age.Milliseconds(),
-		len(plain)/3, len(full)/9, len(types), len(claims), len(b.EndedClaims), r.k.Wake(), len(b.Slots))
+		len(plain)/3, len(full)/9, len(types), len(claims), len(b.EndedClaims))
 	args = append(args, plain...)
 	args = append(args, full...)
 	args = append(args, types...)
 	args = append(args, claims...)
 	for _, c := range b.EndedClaims {
 		args = append(args, c)
-	}
-	for _, typ := range slices.Sorted(maps.Keys(b.Slots)) {
-		ids := b.Slots[typ]
-		keys = append(keys, r.k.Slots(typ))
-		args = append(args, len(ids))
-		for _, id := range ids {
-			args = append(args, id)
-		}
 	}
 	args = append(args, levels...)
 	args = append(args, r.k.Prefix())

@@ -38,7 +38,7 @@ import (
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
 //	P sweep            HASH repair kind -> how many the master's invariant sweep repaired (sweep.go)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
-//	P slots:<type>     ZSET job id -> lease deadline (unix ms) of a job in flight of a type with max_running
+//	P slots:<type>     HASH process id -> "n|deadline_ms": the running slots it holds of a type with max_running, until (Redis time)
 //	P rate:<type>      ZSET start id -> server time (unix ms) of a start in the rate window of a type; expires after the window
 //	P ratekey:<n>:<type>:<key>  ZSET the same, per rate key (crontab.RateKey); n = len(type)
 //	P wake             channel published when the queue head moves earlier
@@ -169,9 +169,9 @@ func (k Keys) Sweep() string { return k.prefix + "sweep" }
 // Meta is the key P "meta".
 func (k Keys) Meta() string { return k.prefix + "meta" }
 
-// Slots is the key P "slots:<type>": the jobs of a capped type
-// (TaskConfig.MaxRunning) in flight, scored with their claim's lease
-// deadline as last seen (see "The limits of a claim" in limits.go).
+// Slots is the key P "slots:<type>": the running slots of a capped type
+// (TaskConfig.MaxRunning) each process holds, with their deadline (see
+// "The limits of a claim" in limits.go).
 func (k Keys) Slots(typ string) string { return k.prefix + "slots:" + typ }
 
 // Level is the key P "jobs:prio:<priority>": the index of the pending jobs

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,24 +17,37 @@ import (
 // most RateN starts in any window of RatePer (a sliding window on Redis
 // time; RateN 0: no rate). A job enqueued with a rate key (Envelope.RateKey)
 // counts against the window of its type and key instead of its type's.
+//
+// InFlight is, for a capped type, the claiming process's jobs of the type
+// in flight when it claims: claimed and not yet ended (running, or waiting
+// for a worker). It holds a running slot for each of them (see
+// "The limits of a claim").
 type JobLimit struct {
 	Type       string
 	MaxRunning int
 	RateN      int
 	RatePer    time.Duration
+	InFlight   int
 }
 
 // The limits of a claim (ClaimJobsFlow, ClaimJobsLimited):
 //
 //   - running: the slots key of a capped type (P slots:<type>, one per
-//     limit, in KEYS) holds a member per job of the type in flight, scored
-//     with its claim's lease deadline at claim time. A member whose score
-//     has passed is checked against its owner (jobs:owner) and the owner
-//     claim's lease: still leased, its score is brought forward to that
-//     lease; else (the job was acked, redelivered, or its process died) it
-//     is removed. So a dead process's slots free when its lease expires,
-//     with no write per lease renewal. The running count is the members
-//     left; the ack removes a member (AckBatch.Slots).
+//     limit, in KEYS) is a hash of the processes holding slots: field the
+//     process id (the claim id's part before its last '#', as
+//     ClaimProcess), value "n|deadline_ms": it holds n slots until the
+//     deadline (Redis time), which RenewJobSlots moves on with its job
+//     leases. A field whose deadline has passed (a dead or stalled
+//     process's) or that does not parse is deleted and not counted. With
+//     others the n of the other live fields and mine the claimer's own
+//     (0: none), the claimer gets slots = mine + grant, grant =
+//     clamp(inflight + limit - mine, 0, cap - others - mine), and takes at
+//     most slots - inflight jobs of the type (inflight: JobLimit.InFlight);
+//     having taken c, it writes its field min(slots, inflight + c) (HDEL
+//     at 0), for every capped limit, whether or not a job of the type was
+//     seen: so a process keeps slots only for the jobs it holds, gives the
+//     rest back at its next claim, and the live fields never sum to more
+//     than cap. The ack does not touch them.
 //   - rate: the window key (P rate:<type>, or P ratekey:<len>:<type>:<key>
 //     for a job with a rate key, built here from the prefix: one hash tag)
 //     holds a member per start in the window, scored with its server time;
@@ -44,7 +58,6 @@ type JobLimit struct {
 //     jobs wait, as in a full window, nothing is written to it, and the
 //     reply names it, for the caller to move it aside (the per-key windows'
 //     names come with the jobs: no check at start can know them).
-//
 
 // ClaimJobsLimited is ClaimJobsFlow without priority levels, for a process
 // of which some job types have limits (limits: not empty, each with
@@ -52,20 +65,85 @@ type JobLimit struct {
 // types (nil: of every type, as ClaimJobs does), except those of a limited
 // type that is full, which wait in the queue in their order. The limits
 // are the caller's (its registry): processes of builds that disagree each
-// enforce their own on their own claims. nextMS and foreign are as in
-// FlowClaim.
-func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (jobs []ClaimedJob, nextMS int64, foreign []string, err error) {
+// enforce their own on their own claims.
+func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (FlowClaim, error) {
 	if len(limits) == 0 {
-		return nil, 0, nil, errors.New("claim jobs: no limits")
+		return FlowClaim{}, errors.New("claim jobs: no limits")
 	}
-	c, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: claimID, Limit: limit, Lease: lease, Types: types, Limits: limits,
+	return r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: claimID, Limit: limit, Lease: lease, Types: types, Limits: limits,
 		Scan: scan, Retry: retry})
-	return c.Jobs, c.NextMS, c.Foreign, err
 }
 
-// JobFlow is what the flow control of one job type uses now: its jobs
-// running by the slots key (members whose lease has not passed) and the
-// starts in its rate window (the type's own, not a rate key's).
+// parseSlotField parses a slots field's value, "n|deadline_ms" (see
+// "The limits of a claim").
+func parseSlotField(v string) (n, deadlineMS int64, ok bool) {
+	a, b, found := strings.Cut(v, "|")
+	if !found {
+		return 0, 0, false
+	}
+	n, err1 := strconv.ParseInt(a, 10, 64)
+	deadlineMS, err2 := strconv.ParseInt(b, 10, 64)
+	return n, deadlineMS, err1 == nil && err2 == nil && n >= 0
+}
+
+// renewJobSlotsScript moves on the deadline of a process's field in each
+// slots key that has one, keeping its n (see "The limits of a claim").
+//
+// KEYS: the slots keys
+// ARGV: process id, lease_ms
+// Bounds: one HGET and at most one HSET per key.
+// Failure: a key of the wrong type fails before anything is written.
+// Returns how many fields it renewed.
+var renewJobSlotsScript = redis.NewScript(luaNow + `
+for _, key in ipairs(KEYS) do want_type(key, 'hash') end
+local renewed = 0
+for _, key in ipairs(KEYS) do
+  local v = redis.call('HGET', key, ARGV[1])
+  local n = v and string.match(v, '^(%d+)|')
+  if n then
+    redis.call('HSET', key, ARGV[1], string.format('%d|%d', tonumber(n), now + tonumber(ARGV[2])))
+    renewed = renewed + 1
+  end
+end
+return renewed
+`)
+
+// RenewJobSlots extends, to now + lease (Redis time), the running slots
+// that process holds of the capped job types types, as RenewJobLeases does
+// its job leases (the same lease). A field that is gone (its deadline
+// passed and a claim deleted it) is not brought back: the process's next
+// claim takes what the cap allows.
+func (r *RDB) RenewJobSlots(ctx context.Context, process string, lease time.Duration, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	keys := make([]string, len(types))
+	for i, t := range types {
+		keys[i] = r.k.Slots(t)
+	}
+	if err := renewJobSlotsScript.Run(ctx, r.c, keys, process, lease.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("renew job slots of %s: %w", process, err)
+	}
+	return nil
+}
+
+// ReleaseJobSlots deletes the running slots that process holds of the
+// capped job types types: at a graceful stop, once its jobs have ended.
+func (r *RDB) ReleaseJobSlots(ctx context.Context, process string, types []string) error {
+	pipe := r.c.Pipeline()
+	for _, t := range types {
+		pipe.HDel(ctx, r.k.Slots(t), process)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("release job slots of %s: %w", process, err)
+	}
+	return nil
+}
+
+// JobFlow is what the flow control of one job type uses now: Running, the
+// running slots held (the n of the slots key's live fields: jobs running
+// or about to), and the starts in its rate window (the type's own, not a
+// rate key's).
 type JobFlow struct {
 	Running int64
 	Starts  int64
@@ -73,12 +151,11 @@ type JobFlow struct {
 
 // JobFlow reads the running count and window use of the type typ, whose
 // rate window is per (0: none), for display (crontab show), on this
-// host's clock; it writes nothing, so the job of a dead claim counts until
-// a claim of the type removes it.
+// host's clock; it writes nothing.
 func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFlow, error) {
 	var f JobFlow
 	pipe := r.c.Pipeline()
-	running := pipe.ZCard(ctx, r.k.Slots(typ))
+	running := pipe.HGetAll(ctx, r.k.Slots(typ))
 	var starts *redis.IntCmd
 	if per > 0 {
 		starts = pipe.ZCount(ctx, r.k.Rate(typ), windowMin(time.Now().UnixMilli(), per), "+inf")
@@ -86,7 +163,12 @@ func (r *RDB) JobFlow(ctx context.Context, typ string, per time.Duration) (JobFl
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return f, err
 	}
-	f.Running = running.Val()
+	now := time.Now().UnixMilli()
+	for _, v := range running.Val() {
+		if n, d, ok := parseSlotField(v); ok && d > now {
+			f.Running += n
+		}
+	}
 	if starts != nil {
 		f.Starts = starts.Val()
 	}

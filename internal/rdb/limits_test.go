@@ -19,67 +19,155 @@ func claimIDs(jobs []ClaimedJob) []string {
 	return ids
 }
 
-// A capped type's jobs wait in the queue while MaxRunning of them run;
-// the others are claimed past them; an ack frees a slot, and so does the
-// lease expiry of a dead claim.
+// slotFields returns a slots key's fields, "n|deadline_ms" by process.
+func slotFields(t *testing.T, c *redis.Client, key string) map[string]string {
+	t.Helper()
+	f, err := c.HGetAll(context.Background(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// slotN returns the n of a process's field in a slots key (-1: none),
+// and checks that its deadline is about now + lease.
+func slotN(t *testing.T, c *redis.Client, key, process string, now int64, lease time.Duration) int64 {
+	t.Helper()
+	v, ok := slotFields(t, c, key)[process]
+	if !ok {
+		return -1
+	}
+	n, d, ok := parseSlotField(v)
+	if !ok || d < now+lease.Milliseconds() || d > now+lease.Milliseconds()+5000 {
+		t.Errorf("%s's slots field %q: want n|about now + lease (%d)", process, v, now+lease.Milliseconds())
+	}
+	return n
+}
+
+// A capped type's jobs wait in the queue while MaxRunning of its slots
+// are held; the others are claimed past them. Each process holds a field
+// of the slots hash: the slots of its jobs in flight (JobLimit.InFlight)
+// and of those it just took; it gives back the rest at its next claim; a
+// field past its deadline (a dead process's) is deleted and not counted;
+// the live fields never sum to more than the cap.
 func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
 	r := New(c, "ns")
 	var jobs []NewJob
-	for i := range 5 {
+	for i := range 8 {
 		jobs = append(jobs, NewJob{ID: fmt.Sprintf("c%d", i), Envelope: `{"task":"capped"}`, AtMS: int64(1 + i)})
 	}
 	jobs = append(jobs, NewJob{ID: "free", Envelope: `{"task":"free"}`, AtMS: 10})
 	if _, err := r.Enqueue(ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
-	limits := []JobLimit{{Type: "capped", MaxRunning: 2}}
-	now := c.Time(ctx).Val().UnixMilli()
-	got, next, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
+	key := r.k.Slots("capped")
+	limits := func(inflight int) []JobLimit { return []JobLimit{{Type: "capped", MaxRunning: 3, InFlight: inflight}} }
+	claim := func(id string, inflight int, types []string) ([]string, int64, []string) {
+		t.Helper()
+		fc, err := r.ClaimJobsLimited(ctx, id, 10, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
+		got, next, own := fc.Jobs, fc.NextMS, fc.OwnFull
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claimIDs(got), next, own
 	}
-	if ids := fmt.Sprint(claimIDs(got)); ids != "[c0 c1 free]" {
-		t.Fatalf("claimed %s, want [c0 c1 free]", ids)
+	sum := func() (total int64) {
+		for p, v := range slotFields(t, c, key) {
+			n, d, _ := parseSlotField(v)
+			if d > time.Now().UnixMilli() {
+				total += n
+			} else {
+				t.Errorf("field of %s past its deadline left: %q", p, v)
+			}
+		}
+		return total
+	}
+	now := c.Time(ctx).Val().UnixMilli()
+	ids, next, own := claim("p#1", 0, nil)
+	if fmt.Sprint(ids) != "[c0 c1 c2 free]" {
+		t.Fatalf("p claimed %v, want [c0 c1 c2 free]", ids)
 	}
 	if next < now+150 || next > now+1000 {
 		t.Errorf("next due %d, want about now (%d) + 200ms: a full cap retries soon, not at once", next, now)
 	}
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
-	if len(got) != 0 {
-		t.Fatalf("claimed %v over the cap", claimIDs(got))
+	if fmt.Sprint(own) != "[capped]" {
+		t.Errorf("p passed over capped jobs holding its slots: own full %v, want [capped]", own)
 	}
-	// An ack frees c0's slot.
-	if _, err := r.AckJobs(ctx, AckBatch{DeadLimit: 1, History: testHistory, Slots: map[string][]string{"capped": {"c0"}},
-		Acks: []JobAck{{ID: "c0", Claim: "p#1", Action: AckOK, Type: "capped"}}}); err != nil {
-		t.Fatal(err)
+	if n := slotN(t, c, key, "p", now, time.Minute); n != 3 {
+		t.Errorf("p holds %d slots, want 3", n)
 	}
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#3", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
-	if ids := fmt.Sprint(claimIDs(got)); ids != "[c2]" {
-		t.Fatalf("after an ack claimed %s, want [c2]", ids)
+	// Another process: the cluster is full, not its own slots.
+	ids, _, own = claim("q#1", 0, []string{"capped"})
+	if len(ids) != 0 || len(own) != 0 {
+		t.Fatalf("q claimed %v (own full %v) over the cap, want none (and not its own slots full)", ids, own)
 	}
-	// p#1 dies: its lease expires (before the master redelivers c1), and
-	// c1's slot frees.
-	must(t, c.ZAdd(ctx, r.k.Slots("capped"), redis.Z{Score: 1, Member: "c1"}).Err()) // its score passed
-	must(t, c.ZAdd(ctx, r.k.Leases(), redis.Z{Score: 1, Member: "p#1"}).Err())       // and so did its lease
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#4", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
-	if ids := fmt.Sprint(claimIDs(got)); ids != "[c3]" {
-		t.Fatalf("after p#1's lease expired claimed %s, want [c3]", ids)
+	if _, ok := slotFields(t, c, key)["q"]; ok {
+		t.Error("q holds a field for no slot")
 	}
-	// p#3's slot member whose score passed while its lease was renewed is
-	// kept, and its score brought forward.
-	must(t, c.ZAdd(ctx, r.k.Slots("capped"), redis.Z{Score: 1, Member: "c2"}).Err())
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#5", 10, time.Minute, []string{"capped"}, limits, 100, 200*time.Millisecond)
-	if len(got) != 0 {
-		t.Fatalf("claimed %v though c2's claim is leased", claimIDs(got))
+	// Two of p's jobs ended: with one in flight, it takes two more.
+	ids, _, _ = claim("p#2", 1, []string{"capped"})
+	if fmt.Sprint(ids) != "[c3 c4]" {
+		t.Fatalf("p with 1 in flight claimed %v, want [c3 c4]", ids)
 	}
-	if s := c.ZScore(ctx, r.k.Slots("capped"), "c2").Val(); s < float64(now) {
-		t.Errorf("c2's slot score %v: want its claim's lease", s)
+	// Two more ended: p's next claim, though of another type, gives back
+	// the slots of jobs it no longer holds, and q takes them.
+	ids, _, _ = claim("p#3", 1, []string{"free"})
+	if len(ids) != 0 {
+		t.Fatalf("p claimed %v, want nothing (no free job due)", ids)
+	}
+	if n := slotN(t, c, key, "p", now, time.Minute); n != 1 {
+		t.Errorf("p with 1 in flight holds %d slots, want 1", n)
+	}
+	ids, _, _ = claim("q#2", 0, []string{"capped"})
+	if fmt.Sprint(ids) != "[c5 c6]" {
+		t.Fatalf("q claimed %v, want [c5 c6]", ids)
+	}
+	if s := sum(); s != 3 {
+		t.Errorf("live fields sum to %d, want the cap, 3", s)
+	}
+	ids, _, own = claim("p#4", 1, []string{"capped"})
+	if len(ids) != 0 || fmt.Sprint(own) != "[capped]" {
+		t.Fatalf("p claimed %v (own full %v) over the cap, want none and its own slots full", ids, own)
+	}
+	// q dies: its field's deadline passes; its slots are not counted and
+	// the field goes.
+	must(t, c.HSet(ctx, key, "q", "2|1").Err())
+	ids, _, _ = claim("p#5", 1, []string{"capped"})
+	if fmt.Sprint(ids) != "[c7]" {
+		t.Fatalf("after q's field expired p claimed %v, want [c7]", ids)
+	}
+	if _, ok := slotFields(t, c, key)["q"]; ok {
+		t.Error("q's expired field is left")
+	}
+	if n := slotN(t, c, key, "p", now, time.Minute); n != 2 {
+		t.Errorf("p holds %d slots, want 2 (1 in flight, 1 taken)", n)
 	}
 	if f, _ := r.JobFlow(ctx, "capped", 0); f.Running != 2 {
 		t.Errorf("JobFlow running %d, want 2", f.Running)
+	}
+	// The renewal moves the deadline on and keeps n; it brings no field
+	// back.
+	must(t, c.HSet(ctx, key, "p", "2|"+fmt.Sprint(now+1000)).Err())
+	if err := r.RenewJobSlots(ctx, "p", time.Hour, []string{"capped"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RenewJobSlots(ctx, "z", time.Hour, []string{"capped"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := slotN(t, c, key, "p", now, time.Hour); n != 2 {
+		t.Errorf("renewed: p holds %d slots, want 2", n)
+	}
+	if _, ok := slotFields(t, c, key)["z"]; ok {
+		t.Error("the renewal made a field for a process that held none")
+	}
+	if err := r.ReleaseJobSlots(ctx, "p", []string{"capped"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := slotFields(t, c, key); len(f) != 0 {
+		t.Errorf("released: fields %v left", f)
 	}
 }
 
@@ -101,7 +189,8 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Second}}
 	now := c.Time(ctx).Val().UnixMilli()
-	got, next, _, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
+	fc, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
+	got, next := fc.Jobs, fc.NextMS
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +218,8 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 			}
 		}
 	}
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	fc, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	got = fc.Jobs
 	if len(got) != 0 {
 		t.Fatalf("claimed %v over the rate", claimIDs(got))
 	}
@@ -137,7 +227,8 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 		t.Errorf("window key ttl %v: want at most the window", ttl)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	got, _, _, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	fc, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	got = fc.Jobs
 	if len(got) != 6 {
 		t.Fatalf("after the window claimed %v, want 6", claimIDs(got))
 	}
@@ -160,8 +251,8 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Minute}}
 	before := c.Time(ctx).Val().UnixMilli()
-	if got, _, _, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
-		t.Fatalf("claim: %v, %v", claimIDs(got), err)
+	if fc, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
+		t.Fatalf("claim: %v, %v", claimIDs(fc.Jobs), err)
 	}
 	time.Sleep(3 * time.Millisecond) // the read from now1 on is inclusive: keep the first start out of it
 	first, now1, err := r.RateStarts(ctx, "rated", "", 0)
@@ -172,8 +263,8 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 		t.Fatalf("starts %+v read at %d: want one start scored from %d to the read", first, now1, before)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if got, _, _, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(got) != 1 {
-		t.Fatalf("second claim: %v, %v (want 1: the rate is 2)", claimIDs(got), err)
+	if fc, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
+		t.Fatalf("second claim: %v, %v (want 1: the rate is 2)", claimIDs(fc.Jobs), err)
 	}
 	next, now2, err := r.RateStarts(ctx, "rated", "", now1)
 	if err != nil {
@@ -205,7 +296,7 @@ func TestRateKeyStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 5, RatePer: time.Minute}}
-	if _, _, _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
+	if _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	now := c.Time(ctx).Val().UnixMilli()
@@ -256,7 +347,8 @@ func TestClaimJobsLimitedForeignWindow(t *testing.T) {
 	must(t, c.Set(ctx, bad, "an operator's", 0).Err())
 	limits := []JobLimit{{Type: "rated", RateN: 10, RatePer: time.Minute}}
 	now := c.Time(ctx).Val().UnixMilli()
-	got, next, foreign, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	fc, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	got, next, foreign := fc.Jobs, fc.NextMS, fc.Foreign
 	if err != nil {
 		t.Fatalf("claim with a foreign window: %v", err)
 	}
@@ -278,7 +370,8 @@ func TestClaimJobsLimitedForeignWindow(t *testing.T) {
 	if _, err := r.Quarantine(ctx, bad, "zset", 1); err != nil {
 		t.Fatal(err)
 	}
-	got, _, foreign, err = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	fc, err = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	got, foreign = fc.Jobs, fc.Foreign
 	if ids := fmt.Sprint(claimIDs(got)); err != nil || ids != "[k0 k1]" || len(foreign) != 0 {
 		t.Fatalf("after the key was moved aside claimed %s (foreign %q, %v), want [k0 k1]", ids, foreign, err)
 	}

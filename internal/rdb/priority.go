@@ -66,22 +66,25 @@ const MaxLevels = 64
 // then the slots key of each limit, then the index key of each level
 // ARGV: limit, lease_ms, claim_id, scan, retry_ms, only, prefix, n_limits,
 // n_levels, n_typelevels, then n_limits groups of type, max_running,
-// rate_n, rate_per_ms; then n_levels groups of priority, current weight;
+// rate_n, rate_per_ms, inflight (JobLimit.InFlight); then n_levels groups of priority, current weight;
 // then n_typelevels groups of type, priority (the process's types whose
 // priority is not 0); then, with only = 1, the type names it runs
 // Bounds: limit at most MaxJobClaim, scan at most MaxJobScan, n_levels at
-// most MaxLevels (one ZMSCORE of levelHealScan ids per level); at most 1,000 slot members past their score per capped
-// type per call.
+// most MaxLevels (one ZMSCORE of levelHealScan ids per level); a slots
+// key has a field per live process holding slots of the type (read
+// whole).
 // Failure: a key of the wrong type fails before anything is written,
 // except a rate window: one that holds a foreign value (an operator's SET;
 // the per-key windows' names come with the jobs, so no check at start can
 // know them) is not failed on: its jobs wait, as in a full window, nothing
 // is written to it, and the reply names it, for the caller to move aside.
 // Returns {next, weights, then claimJobsScript's five values per job, then
-// the foreign window keys and their count}: next as FlowClaim.NextMS;
+// an array of the capped types of which it passed over jobs while the
+// claimer holds slots of the type (FlowClaim.OwnFull), then the foreign
+// window keys and their count}: next as FlowClaim.NextMS;
 // weights the levels' current weights after the
 // pick, in ARGV's order, comma-separated ("" without levels).
-var claimJobsFlowScript = redis.NewScript(luaNow + luaOwner + `
+var claimJobsFlowScript = redis.NewScript(luaNow + `
 local limit, lease, scan, retry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local only, prefix = ARGV[6] == '1', ARGV[7]
 local nl, nlv, ntl = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
@@ -91,12 +94,13 @@ want_type(KEYS[4], 'zset') -- so that the writes below cannot fail
 want_type(KEYS[5], 'hash')
 local lim, ncap = {}, 0
 for j = 0, nl - 1 do
-  local o = 10 + 4 * j
-  lim[ARGV[o + 1]] = {slot = KEYS[7 + j], cap = tonumber(ARGV[o + 2]), rn = tonumber(ARGV[o + 3]), per = tonumber(ARGV[o + 4])}
+  local o = 10 + 5 * j
+  lim[ARGV[o + 1]] = {slot = KEYS[7 + j], cap = tonumber(ARGV[o + 2]), rn = tonumber(ARGV[o + 3]), per = tonumber(ARGV[o + 4]),
+    inflight = tonumber(ARGV[o + 5])}
   if lim[ARGV[o + 1]].cap > 0 then ncap = ncap + 1 end
 end
 local src, bylevel = {}, {}
-local o = 10 + 4 * nl
+local o = 10 + 5 * nl
 for j = 0, nlv - 1 do
   local key = KEYS[7 + nl + j]
   want_type(key, 'zset')
@@ -249,27 +253,24 @@ local function retire(s)
     end
   end
 end
-local slots, rates = {}, {}
+local me = string.match(ARGV[3], '^(.*)#') or ARGV[3]
+local slots, rates, own = {}, {}, {}
 local function load_slots(l)
   local s = slots[l.slot]
   if s then return s end
-  want_type(l.slot, 'zset')
-  s = {add = {}, fix = {}, del = {}, running = redis.call('ZCARD', l.slot)}
-  local stale = redis.call('ZRANGE', l.slot, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
-  if #stale > 0 then
-    local owners = callk('HMGET', KEYS[5], stale)
-    for k, id in ipairs(stale) do
-      local d = false
-      if owners[k] then d = redis.call('ZSCORE', KEYS[4], (owner_split(owners[k]))) end
-      if d and tonumber(d) > now then
-        s.fix[#s.fix + 1] = d
-        s.fix[#s.fix + 1] = id
-      else
-        s.del[#s.del + 1] = id
-      end
-    end
-    s.running = s.running - #s.del
+  want_type(l.slot, 'hash')
+  local f = redis.call('HGETALL', l.slot)
+  local others, mine, del = 0, 0, {}
+  for i = 1, #f, 2 do
+    local n, d = string.match(f[i + 1], '^(%d+)|(%d+)$')
+    if not n or tonumber(d) <= now then del[#del + 1] = f[i]
+    elseif f[i] == me then mine = tonumber(n)
+    else others = others + tonumber(n) end
   end
+  local grant = math.max(0, math.min(l.inflight + limit - mine, l.cap - others - mine))
+  s = {del = del, inflight = l.inflight, slots = mine + grant, taken = 0}
+  s.room = s.slots - l.inflight
+  if s.room <= 0 then nfull = nfull + 1 end
   slots[l.slot] = s
   return s
 end
@@ -303,8 +304,9 @@ local function take(c)
     local s, w
     if l.cap > 0 then
       s = load_slots(l)
-      if s.running >= l.cap then
+      if s.taken >= s.room then
         capped = true
+        if s.inflight + s.taken > 0 then own[t] = true end
         return false
       end
     end
@@ -328,10 +330,8 @@ local function take(c)
       end
     end
     if s then
-      s.running = s.running + 1
-      s.add[#s.add + 1] = now + lease
-      s.add[#s.add + 1] = c.id
-      if s.running == l.cap then nfull = nfull + 1 end
+      s.taken = s.taken + 1
+      if s.taken == s.room then nfull = nfull + 1 end
     end
     if w then
       seq = seq + 1
@@ -379,6 +379,12 @@ while claimed < limit do
   end
 end
 if #active > 0 then cut = true end
+-- Every capped type's field, seen in the pick or not (read before the
+-- first write: a foreign key fails the call whole): slots beyond the jobs
+-- this process holds go back now.
+for _, l in pairs(lim) do
+  if l.cap > 0 then load_slots(l) end
+end
 if #drop > 0 then callk('ZREM', KEYS[1], drop) end
 if #owners > 0 then
   callk('HSET', KEYS[5], owners)
@@ -402,9 +408,10 @@ if levels then
   out[2] = table.concat(cur, ',')
 end
 for key, s in pairs(slots) do
-  if #s.del > 0 then callk('ZREM', key, s.del) end
-  if #s.fix > 0 then callk('ZADD', key, s.fix) end
-  if #s.add > 0 then callk('ZADD', key, s.add) end
+  if #s.del > 0 then callk('HDEL', key, s.del) end
+  local n = math.min(s.slots, s.inflight + s.taken)
+  if n > 0 then redis.call('HSET', key, me, string.format('%d|%d', n, now + lease))
+  else redis.call('HDEL', key, me) end
 end
 for key, w in pairs(rates) do
   if not w.foreign then
@@ -427,6 +434,9 @@ if ratenext then
   if not next or ratenext < next then next = math.max(ratenext, now + 1) end
 end
 if next then out[1] = next end
+local ownl = {}
+for t in pairs(own) do ownl[#ownl + 1] = t end
+out[#out + 1] = ownl
 for _, key in ipairs(foreign) do out[#out + 1] = key end
 out[#out + 1] = #foreign
 return out
@@ -469,11 +479,15 @@ type ClaimFlow struct {
 // room again, or now + retry if that is earlier; the levels with their
 // round robin state after the claim (nil without levels); and the rate
 // window keys found holding a foreign value, whose jobs were left waiting
-// until the caller moves them aside (Quarantine).
+// until the caller moves them aside (Quarantine). OwnFull are the capped
+// types of which it left jobs while the claiming process holds slots of
+// the type: the end of one of its jobs of such a type frees a slot that a
+// claim could use at once.
 type FlowClaim struct {
 	Jobs    []ClaimedJob
 	NextMS  int64
 	Levels  []Level
+	OwnFull []string
 	Foreign []string
 }
 
@@ -497,15 +511,15 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (c FlowClaim, err 
 	if f.Types != nil {
 		only = 1
 	}
-	args := make([]any, 0, 10+4*len(f.Limits)+2*len(f.Levels)+2*len(f.TypeLevels)+len(f.Types))
+	args := make([]any, 0, 10+5*len(f.Limits)+2*len(f.Levels)+2*len(f.TypeLevels)+len(f.Types))
 	args = append(args, f.Limit, f.Lease.Milliseconds(), f.ClaimID, f.Scan, f.Retry.Milliseconds(), only, r.k.Prefix(),
 		len(f.Limits), len(f.Levels), len(f.TypeLevels))
 	for _, l := range f.Limits {
-		if l.MaxRunning < 0 || l.RateN < 0 || (l.RateN > 0 && l.RatePer < time.Millisecond) {
+		if l.MaxRunning < 0 || l.RateN < 0 || (l.RateN > 0 && l.RatePer < time.Millisecond) || l.InFlight < 0 {
 			return c, errors.New("claim jobs: limit of " + strconv.Quote(l.Type) + " out of range")
 		}
 		keys = append(keys, r.k.Slots(l.Type))
-		args = append(args, l.Type, l.MaxRunning, l.RateN, l.RatePer.Milliseconds())
+		args = append(args, l.Type, l.MaxRunning, l.RateN, l.RatePer.Milliseconds(), l.InFlight)
 	}
 	seen := make(map[int]bool, len(f.Levels))
 	for _, l := range f.Levels {
@@ -537,6 +551,17 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (c FlowClaim, err 
 			}
 		}
 		res = res[:len(res)-1-int(n)]
+	}
+	// Before them, the capped types left for want of the claimer's slots.
+	if len(res) > 0 {
+		if own, ok := res[len(res)-1].([]any); ok {
+			for _, t := range own {
+				if s, ok := t.(string); ok {
+					c.OwnFull = append(c.OwnFull, s)
+				}
+			}
+			res = res[:len(res)-1]
+		}
 	}
 	if len(res) < 2 {
 		return c, errors.New("claim jobs: reply too short")

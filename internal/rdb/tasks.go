@@ -400,7 +400,7 @@ func (r *RDB) Quarantine(ctx context.Context, key, want string, atMS int64) (str
 func (k Keys) LimitKeyTypes(cappedJobs, ratedJobs, cappedFires []string) map[string]string {
 	out := make(map[string]string, len(cappedJobs)+len(ratedJobs)+len(cappedFires))
 	for _, t := range cappedJobs {
-		out[k.Slots(t)] = "zset"
+		out[k.Slots(t)] = "hash"
 	}
 	for _, t := range ratedJobs {
 		out[k.Rate(t)] = "zset"
