@@ -123,6 +123,9 @@ if not levels then src[1] = {p = 0, cur = 0, off = 0, buf = {}, at = 1, passes =
 local hasatt = redis.call('EXISTS', KEYS[3]) == 1
 local hasfirst = redis.call('EXISTS', KEYS[6]) == 1
 local drop = {}
+-- taken: the ids claimed in this call, from any source (a job in two
+-- levels' indexes, after its type's priority changed, is claimed once).
+local taken = {}
 local function type_of(env)
   local t = string.match(env, '^{"task":"([^"\\]*)"')
   if not t then
@@ -180,7 +183,7 @@ local function fill(s)
         elseif tonumber(d) > now then
           s.fix[#s.fix + 1] = d -- its job is due later now
           s.fix[#s.fix + 1] = id
-        elseif s.took[id] == nil then
+        elseif s.took[id] == nil and not taken[id] then
           ids[#ids + 1] = id
           dues[#dues + 1] = d
         end
@@ -342,6 +345,7 @@ local function take(c)
     end
   end
   drop[#drop + 1] = c.id
+  taken[c.id] = true
   owners[#owners + 1] = c.id
   owners[#owners + 1] = claim .. c.due
   out[#out + 1] = c.id
@@ -359,7 +363,9 @@ while claimed < limit do
   local c = s.buf[s.at]
   s.at = s.at + 1
   examined = examined + 1
-  if take(c) then
+  if taken[c.id] then
+    -- Claimed from another level's index in this call: nothing to do.
+  elseif take(c) then
     s.passes = 0
     if levels then s.took[c.id] = true end
   else

@@ -187,3 +187,27 @@ func TestLevelIndexWriters(t *testing.T) {
 
 // errOf drops a result, keeping its error.
 func errOf[T any](_ T, err error) error { return err }
+
+// A job in two levels' indexes (its type's priority changed between
+// builds) is claimed once, and leaves both.
+func TestClaimJobsFlowClaimsAJobInTwoIndexesOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	r := New(c, "ns")
+	ctx := context.Background()
+	if _, err := r.Enqueue(ctx, []NewJob{{ID: "j", Envelope: `{"task":"a"}`, AtMS: 1, Level: 3, Indexed: true}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.ZAdd(ctx, r.k.Level(7), redis.Z{Score: 1, Member: "j"}).Err())
+	res, err := r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: "p#1", Limit: 10, Lease: time.Minute,
+		Levels: []Level{{Priority: 7}, {Priority: 3}}, TypeLevels: map[string]int{"a": 3}, Scan: 100, Retry: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := fmt.Sprint(claimIDs(res.Jobs)); ids != "[j]" {
+		t.Fatalf("claimed %s, want [j] once", ids)
+	}
+	if n := c.ZCard(ctx, r.k.Level(3)).Val() + c.ZCard(ctx, r.k.Level(7)).Val(); n != 1 {
+		t.Errorf("%d index entries left, want 1 (the other level's, dropped when a claim reaches it)", n)
+	}
+}
