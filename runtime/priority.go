@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gocrontab/crontab/internal/rdb"
@@ -67,4 +68,27 @@ func (jr *jobRunner) ackLevel(j *jobRun) (int, bool) {
 		}
 	}
 	return levelOf(jr.all, t)
+}
+
+// checkLevels is NewScheduler's check that the priorities of the types a
+// process runs, with 0, are no more distinct levels than one claim takes
+// (rdb.MaxLevels).
+func checkLevels(priorities []int) error {
+	seen := map[int]bool{0: true}
+	for _, p := range priorities {
+		seen[p] = true
+	}
+	if len(seen) > rdb.MaxLevels {
+		return fmt.Errorf("crontab: the job types run here have %d distinct priorities (with 0); at most %d: give types that share a level the same priority", len(seen), rdb.MaxLevels)
+	}
+	return nil
+}
+
+// priorities lists the priority of each type of reg.
+func priorities(reg *Registry) []int {
+	var out []int
+	for _, e := range reg.Entries() {
+		out = append(out, e.Config().Priority)
+	}
+	return out
 }

@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
@@ -90,5 +92,21 @@ func TestPriorityWeightsBacklog(t *testing.T) {
 		if k := rdb.ZCard(ctx, keys.Level(p)).Val(); k != 0 {
 			t.Errorf("level %d's index holds %d entries after the drain, want 0", p, k)
 		}
+	}
+}
+
+// More distinct priorities than a claim takes is an error (from
+// NewScheduler), not a failure of every claim later.
+func TestCheckLevelsBoundsPriorities(t *testing.T) {
+	var ps []int
+	for i := 1; i < rdb.MaxLevels; i++ {
+		ps = append(ps, i, -i)
+	}
+	if err := checkLevels(ps[:rdb.MaxLevels-1]); err != nil {
+		t.Errorf("%d priorities and 0: %v, want nil", rdb.MaxLevels-1, err)
+	}
+	err := checkLevels(ps[:rdb.MaxLevels])
+	if err == nil || !strings.Contains(err.Error(), "65 distinct priorities") {
+		t.Errorf("%d priorities and 0: %v, want an error naming 65 distinct priorities", rdb.MaxLevels, err)
 	}
 }

@@ -90,6 +90,9 @@ func NewScheduler(client redis.UniversalClient, reg *Registry, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLevels(priorities(run)); err != nil {
+		return nil, err
+	}
 	if o.processID == "" {
 		o.processID = defaultProcessID()
 	}
