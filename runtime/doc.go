@@ -125,10 +125,9 @@
 //
 //	ZADD    {ns}:jobs:prio:<priority> <due unix ms> <id>
 //
-// A job left out of its index is still claimed, once it is the oldest due
-// job (a claim that finds the oldest due job in no index indexes it, and
-// the others of the 64 oldest that are in none), but until then it waits
-// behind the jobs that are in one.
+// A job left out of its index is still claimed, once it is among the 64
+// oldest due jobs (a claim indexes those it finds in no index), but until
+// then it waits behind the jobs that are in one.
 //
 // A unique job (Unique) takes its identity in the same atomic step as its
 // enqueue, so the producer runs this script (EVAL, or EVALSHA after

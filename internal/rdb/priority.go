@@ -20,8 +20,8 @@ import (
 // its due. The enqueue writes it (NewJob.Level), and so does an ack that
 // puts a job back (JobAck.Level); a job put back without it (by Redeliver,
 // RetryDead or a producer of the raw protocol that does not write it) is
-// indexed by the first claim that finds it the oldest due job (which then
-// indexes the levelHealScan oldest that no index has).
+// indexed by the first claim that finds it among the oldest due jobs
+// (levelHealScan).
 //
 // A claim with levels (ClaimFlow.Levels) takes its jobs from the indexes
 // of its levels, oldest first within each, and between levels by smooth
@@ -35,8 +35,7 @@ import (
 // returned, so it carries across claims of one process.
 
 // levelHealScan is how many of the oldest due jobs a claim with levels
-// checks for ones that no index of its levels has, when the oldest is
-// one.
+// checks for one that no index of its levels has.
 const levelHealScan = 64
 
 // MaxLevels bounds the priority levels of one claim.
@@ -58,8 +57,7 @@ const MaxLevels = 64
 // window keys.
 //
 // It looks at no more than scan candidates. With levels, it first checks
-// the oldest due job against the indexes of its levels, and when none has
-// it, the levelHealScan oldest, and
+// the levelHealScan oldest due jobs against the indexes of its levels and
 // indexes (at its type's level, 0 for a type it does not know) and takes
 // part in the pick any that none has; a level whose candidates were all
 // passed over (levelPassLimit in a row) is left for this call.
@@ -72,8 +70,7 @@ const MaxLevels = 64
 // then n_typelevels groups of type, priority (the process's types whose
 // priority is not 0); then, with only = 1, the type names it runs
 // Bounds: limit at most MaxJobClaim, scan at most MaxJobScan, n_levels at
-// most MaxLevels (a ZSCORE per level for the oldest due job, and when it
-// is in none, a ZMSCORE of levelHealScan ids per level); a slots
+// most MaxLevels (one ZMSCORE of levelHealScan ids per level); a slots
 // key has a field per live process holding slots of the type (read
 // whole).
 // Failure: a key of the wrong type fails before anything is written,
@@ -197,17 +194,8 @@ local function fill(s)
   return true
 end
 -- Jobs among the oldest due that no index of ours has: indexed now, at
--- their type's level, and candidates of it at once. The oldest due job
--- is looked at first: when an index has it (the common case), the rest
--- is not.
-local function indexed(id)
-  for _, s in ipairs(src) do
-    if redis.call('ZSCORE', s.key, id) then return true end
-  end
-  return false
-end
-local oldest = levels and redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, 1)[1]
-if oldest and not indexed(oldest) then
+-- their type's level, and candidates of it at once.
+if levels then
   local head = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, ` + strconv.Itoa(levelHealScan) + `, 'WITHSCORES')
   local hids = {}
   for i = 1, #head, 2 do hids[#hids + 1] = head[i] end
@@ -311,10 +299,9 @@ local claim = ARGV[3] .. '|'
 local capped, ratenext, cut = false, false, false
 local examined, claimed, seq = 0, 0, 0
 -- take(c) claims candidate c unless it is not ours or over a limit.
-local typed = only or nl > 0 -- whether take needs a candidate's type
 local function take(c)
-  local t = typed and type_of(c.env)
-  if t and only and not run[t] then return false end
+  local t = type_of(c.env)
+  if t ~= nil and only and not run[t] then return false end
   local l = t and lim[t]
   if l then
     local s, w
