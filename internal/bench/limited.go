@@ -344,6 +344,8 @@ func (e *env) runPriority(ctx context.Context, details map[string]any) error {
 	details["priority"] = map[string]any{"workload": w.String(), "all": o, "types": per, "without_priorities": ref}
 	refRate := ref.DrainRate
 	e.add(sc, "drain rate (baseline: same backlog, no priorities)", "jobs/s", o.DrainRate, &refRate, false, nil)
+	refCPU := ref.Cost.RedisCPUPerOp
+	e.add(sc, "redis cpu per job (baseline: no priorities)", "µs", o.Cost.RedisCPUPerOp, &refCPU, true, nil)
 	order := make([]string, len(per))
 	for i := len(per) - 1; i >= 0; i-- {
 		p := per[i]
