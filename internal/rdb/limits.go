@@ -231,17 +231,30 @@ type RateWindow struct {
 // that ends at nowMS (unix ms), for display; it writes nothing. A missing
 // key is 0; a foreign value fails the whole read.
 func (r *RDB) RateKeyStarts(ctx context.Context, ws []RateWindow, nowMS int64) ([]int64, error) {
+	ranges := make([]zrange, len(ws))
+	for i, w := range ws {
+		ranges[i] = zrange{r.k.RateKey(w.Type, w.Key), windowMin(nowMS, w.Per), "+inf"}
+	}
+	return r.zcounts(ctx, ranges)
+}
+
+// zrange is a ZCOUNT's key and score range.
+type zrange struct{ key, min, max string }
+
+// zcounts runs a ZCOUNT of each range in one pipeline and returns the
+// counts, in order: 0 for a missing key; a foreign value fails the call.
+func (r *RDB) zcounts(ctx context.Context, ranges []zrange) ([]int64, error) {
 	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
-		cmds := make([]*redis.IntCmd, len(ws))
-		for i, w := range ws {
-			cmds[i] = pipe.ZCount(ctx, r.k.RateKey(w.Type, w.Key), windowMin(nowMS, w.Per), "+inf")
+		cmds := make([]*redis.IntCmd, len(ranges))
+		for i, z := range ranges {
+			cmds[i] = pipe.ZCount(ctx, z.key, z.min, z.max)
 		}
 		return cmds
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, len(ws))
+	out := make([]int64, len(ranges))
 	for i, c := range cmds {
 		out[i] = c.Val()
 	}

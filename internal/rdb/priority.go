@@ -595,19 +595,9 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (c FlowClaim, err 
 // are due at nowMS (unix ms), for display: an entry whose job has left the
 // queue counts until a claim drops it. It writes nothing.
 func (r *RDB) LevelDue(ctx context.Context, levels []int, nowMS int64) ([]int64, error) {
-	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
-		cmds := make([]*redis.IntCmd, len(levels))
-		for i, l := range levels {
-			cmds[i] = pipe.ZCount(ctx, r.k.Level(l), "-inf", strconv.FormatInt(nowMS, 10))
-		}
-		return cmds
-	})
-	if err != nil {
-		return nil, err
+	ranges := make([]zrange, len(levels))
+	for i, l := range levels {
+		ranges[i] = zrange{r.k.Level(l), "-inf", strconv.FormatInt(nowMS, 10)}
 	}
-	out := make([]int64, len(levels))
-	for i, c := range cmds {
-		out[i] = c.Val()
-	}
-	return out, nil
+	return r.zcounts(ctx, ranges)
 }
