@@ -24,20 +24,11 @@ type jobRun struct {
 	reg     *registry.Entry
 	claim   string    // the id of the claim that delivered it, its owner in Redis
 	claimed time.Time // when
-	// slot is the running slot it holds of its capped type (nil: none),
-	// until it ends or is given back (freeSlot).
+	// slot is its capped type's slots (nil: not capped), which it counts
+	// against until it ends or is given back (freeSlot); runs is true while
+	// it holds one of the held slots (it started).
 	slot *jobSlots
-}
-
-// jobSlots counts this process's jobs in flight of one capped type
-// (TaskConfig.MaxRunning): claimed and not yet ended, running or waiting
-// for a worker. Each holds one of the running slots the process's field of
-// the type's slots hash has (rdb.JobLimit.InFlight). ownFull is set when
-// the last claim left jobs of the type because these held all the slots it
-// had: the end of one of them then has the dispatch loop claim at once.
-type jobSlots struct {
-	inflight atomic.Int64
-	ownFull  atomic.Bool
+	runs bool
 }
 
 // jobScanAhead is how many due jobs of other types (WithTasks) a job claim
@@ -75,7 +66,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		// (and pass over) pages of jobs it cannot take.
 		free := 0
 		for _, l := range limits {
-			free += max(0, l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
+			free += max(0, rdb.JobSlotsAhead*l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
 		}
 		if free < want {
 			want, bounded = max(1, free), true
@@ -86,6 +77,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	var jobs []rdb.ClaimedJob
 	var nextMS int64
 	var ownFull []string
+	var held map[string]int
 	var err error
 	if levels := jr.claimLevels(); levels != nil || len(limits) > 0 {
 		// Flow control: some type of this build has a priority (the claim
@@ -103,7 +95,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		c, err = jr.db.ClaimJobsFlow(ctx, rdb.ClaimFlow{ClaimID: claim, Limit: want, Lease: jr.jobLease(),
 			Types: jr.jobTypes(), Limits: limits, Levels: levels, TypeLevels: jr.typeLevels,
 			Scan: min(want+jobScanAhead, rdb.MaxJobScan), Retry: jr.scanRetry})
-		jobs, nextMS, ownFull = c.Jobs, c.NextMS, c.OwnFull
+		jobs, nextMS, ownFull, held = c.Jobs, c.NextMS, c.OwnFull, c.Held
 		if err == nil && levels != nil {
 			jr.levels = c.Levels
 		}
@@ -133,7 +125,7 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 	// leaves the rest due for want of its own slots, as the script's
 	// ownFull would.
 	filled := bounded && len(jobs) == want
-	if len(jr.capped) > 0 && jr.holdSlots(claimed, limits, ownFull, filled) {
+	if len(jr.capped) > 0 && jr.holdSlots(claimed, limits, held, ownFull, filled) {
 		nextMS = 0 // a job of a type left for want of its slots ended during the claim: claim again now
 	}
 	if len(claimed) > 0 {
@@ -141,12 +133,14 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		jr.claims[claim] = len(claimed)
 		jr.mu.Unlock()
 	}
-	started := 0
+	// Jobs waiting for a held slot go first: the claim may hold more.
+	started := jr.startQueued(limit)
 	var overflow []*jobRun
 	for _, j := range claimed {
 		if started < limit {
-			jr.startJob(j)
-			started++
+			if jr.begin(j) {
+				started++
+			}
 			continue
 		}
 		jr.credit.Add(-1)
@@ -192,58 +186,6 @@ func (jr *jobRunner) jobLimits() []rdb.JobLimit {
 	return jr.limits
 }
 
-// holdSlots counts the claimed jobs of capped types in flight (each holds
-// a slot of its type, by the type the claim script read), and records of
-// which capped types the claim left jobs for want of this process's own
-// slots (ownFull, from ClaimJobsLimited; every one when filled; limits as
-// passed to it). It
-// reports whether a job of such a type ended while the claim was under way
-// (its end found the flag of the claim before): the caller claims again
-// at once.
-func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, ownFull []string, filled bool) (ended bool) {
-	took := map[*jobSlots]int64{}
-	for _, j := range claimed {
-		if s := jr.capped[rdb.EnvelopeType(j.raw)]; s != nil {
-			s.inflight.Add(1)
-			j.slot = s
-			took[s]++
-		}
-	}
-	for _, l := range limits {
-		s := jr.capped[l.Type]
-		if s == nil {
-			continue
-		}
-		full := filled || slices.Contains(ownFull, l.Type)
-		s.ownFull.Store(full)
-		if full && s.inflight.Load() < int64(l.InFlight)+took[s] {
-			ended = true
-		}
-	}
-	return ended
-}
-
-// freeSlot frees the running slot j holds, when its handler returned or
-// it goes back to the queue without running: once (the process's field in
-// Redis keeps it until its next claim). When the last claim left jobs of
-// the type for want of this process's slots, the dispatch loop claims at
-// once.
-func (jr *jobRunner) freeSlot(j *jobRun) {
-	s := j.slot
-	if s == nil {
-		return
-	}
-	j.slot = nil
-	s.inflight.Add(-1)
-	if s.ownFull.Load() {
-		jr.reclaim.Store(true)
-		select {
-		case jr.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // prefetchRoom is how many jobs the next claim may take beyond the free
 // workers: the credit of jobs finished and not yet replaced by a job
 // claimed ahead, as far as the waiting queue has room. So a process claims
@@ -265,8 +207,9 @@ func (jr *jobRunner) startWaiting(limit int) int {
 	for n < limit {
 		select {
 		case j := <-jr.waiting:
-			jr.startJob(j)
-			n++
+			if jr.begin(j) {
+				n++
+			}
 		default:
 			return n
 		}
@@ -287,8 +230,9 @@ func (jr *jobRunner) freeWorker() {
 	if jr.runCtx.Err() == nil && !jr.closing.Load() && len(jr.waiting) > cap(jr.waiting)/2 {
 		select {
 		case j := <-jr.waiting:
-			jr.startJob(j)
-			return
+			if jr.begin(j) {
+				return
+			}
 		default:
 		}
 	}
@@ -311,6 +255,9 @@ const maxJobWait = time.Second
 // once Redis has them.
 func (jr *jobRunner) giveBackWaiting(all bool) {
 	var back, keep []*jobRun
+	if all || jr.closing.Load() {
+		back = jr.queuedJobs()
+	}
 	for {
 		select {
 		case j := <-jr.waiting:
@@ -494,9 +441,13 @@ func (jr *jobRunner) executeJob(j *jobRun) {
 // flight, its lease renewed, until the ack is written; then the hooks and
 // listeners are told of rep (when not nil). Run waits for both.
 func (jr *jobRunner) endJob(j *jobRun, action string, due int64, rec Record, rep *runReport) {
+	s := j.slot
 	jr.freeSlot(j)
 	jr.running.Add(1) // done once the ack is written and reported
 	jr.acks.add(&jobAck{j: j, action: action, due: due, rec: rec, report: rep, counted: true})
+	if jr.runQueued(s) {
+		return // the worker took the next job of its type waiting for the slot it freed
+	}
 	jr.freeWorker() // the handler is done: the worker may take the next job
 }
 

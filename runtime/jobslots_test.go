@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	rdbpkg "github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -100,7 +101,8 @@ func (kickJob) Handle(context.Context) error { kickRuns.Add(1); return nil }
 // slots were all in flight is made again as soon as one of them ends, not
 // after the claim's retry: with the retry an hour (and max-sleep its
 // default second), 200 instant jobs with max_running 2 would take 100
-// rounds of a second; they all run within 20 s.
+// rounds of a second (50, taking JobSlotsAhead jobs per slot); they all
+// run within 20 s.
 func TestMaxRunningJobEndClaimsAtOnce(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
@@ -127,8 +129,9 @@ func TestMaxRunningJobEndClaimsAtOnce(t *testing.T) {
 		}
 	}()
 	waitFor(t, 20*time.Second, "the 200 jobs", func() bool { return kickRuns.Load() == 200 })
-	if n := s.jobs.claimSeq.Load(); n < 100 {
-		t.Errorf("%d claims for 200 jobs two at a time, want >= 100", n)
+	// Each claim takes at most JobSlotsAhead jobs per slot of 2.
+	if n, least := s.jobs.claimSeq.Load(), uint64(200/(2*rdbpkg.JobSlotsAhead)); n < least {
+		t.Errorf("%d claims for 200 jobs %d at a time, want >= %d", n, 2*rdbpkg.JobSlotsAhead, least)
 	}
 }
 

@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,19 +48,21 @@ func slotN(t *testing.T, c *redis.Client, key, process string, now int64, lease 
 // A capped type's jobs wait in the queue while MaxRunning of its slots
 // are held; the others are claimed past them. Each process holds a field
 // of the slots hash: the slots of its jobs in flight (JobLimit.InFlight)
-// and of those it just took; it gives back the rest at its next claim; a
-// field past its deadline (a dead process's) is deleted and not counted;
-// the live fields never sum to more than the cap.
+// and of those it just took; it holds up to JobSlotsAhead jobs per slot
+// (the others wait in it for one of its slots); it gives back the rest at
+// its next claim; a field past its deadline (a dead process's) is deleted
+// and not counted; the live fields never sum to more than the cap, and the
+// reply says how many the claimer holds (Held).
 func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
 	r := New(c, "ns")
 	var jobs []NewJob
-	for i := range 8 {
-		jobs = append(jobs, NewJob{ID: fmt.Sprintf("c%d", i), Envelope: `{"task":"capped"}`, AtMS: int64(1 + i)})
+	for i := range 14 {
+		jobs = append(jobs, NewJob{ID: fmt.Sprintf("c%02d", i), Envelope: `{"task":"capped"}`, AtMS: int64(1 + i)})
 	}
-	jobs = append(jobs, NewJob{ID: "free", Envelope: `{"task":"free"}`, AtMS: 10})
+	jobs = append(jobs, NewJob{ID: "free", Envelope: `{"task":"free"}`, AtMS: 20})
 	if _, err := r.Enqueue(ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +71,18 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	claim := func(id string, inflight int, types []string) ([]string, int64, []string) {
 		t.Helper()
 		fc, err := r.ClaimJobsLimited(ctx, id, 10, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
-		got, next, own := fc.Jobs, fc.NextMS, fc.OwnFull
 		if err != nil {
 			t.Fatal(err)
 		}
-		return claimIDs(got), next, own
+		process := id[:strings.LastIndexByte(id, '#')]
+		want := int64(0)
+		if v, ok := slotFields(t, c, key)[process]; ok {
+			want, _, _ = parseSlotField(v)
+		}
+		if got := fc.Held["capped"]; int64(got) != want {
+			t.Errorf("%s: Held %d, want its field's n, %d", id, got, want)
+		}
+		return claimIDs(fc.Jobs), fc.NextMS, fc.OwnFull
 	}
 	sum := func() (total int64) {
 		for p, v := range slotFields(t, c, key) {
@@ -87,8 +97,8 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	}
 	now := c.Time(ctx).Val().UnixMilli()
 	ids, next, own := claim("p#1", 0, nil)
-	if fmt.Sprint(ids) != "[c0 c1 c2 free]" {
-		t.Fatalf("p claimed %v, want [c0 c1 c2 free]", ids)
+	if fmt.Sprint(ids) != "[c00 c01 c02 c03 c04 c05 free]" {
+		t.Fatalf("p claimed %v, want [c00 c01 c02 c03 c04 c05 free]: 2 jobs per slot of 3", ids)
 	}
 	if next < now+150 || next > now+1000 {
 		t.Errorf("next due %d, want about now (%d) + 200ms: a full cap retries soon, not at once", next, now)
@@ -107,13 +117,13 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	if _, ok := slotFields(t, c, key)["q"]; ok {
 		t.Error("q holds a field for no slot")
 	}
-	// Two of p's jobs ended: with one in flight, it takes two more.
-	ids, _, _ = claim("p#2", 1, []string{"capped"})
-	if fmt.Sprint(ids) != "[c3 c4]" {
-		t.Fatalf("p with 1 in flight claimed %v, want [c3 c4]", ids)
+	// Two of p's jobs ended: with four in hand, it takes two more.
+	ids, _, _ = claim("p#2", 4, []string{"capped"})
+	if fmt.Sprint(ids) != "[c06 c07]" {
+		t.Fatalf("p with 4 in hand claimed %v, want [c06 c07]", ids)
 	}
-	// Two more ended: p's next claim, though of another type, gives back
-	// the slots of jobs it no longer holds, and q takes them.
+	// All but one ended: p's next claim, though of another type, gives
+	// back the slots of jobs it no longer holds, and q takes them.
 	ids, _, _ = claim("p#3", 1, []string{"free"})
 	if len(ids) != 0 {
 		t.Fatalf("p claimed %v, want nothing (no free job due)", ids)
@@ -122,31 +132,31 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 		t.Errorf("p with 1 in flight holds %d slots, want 1", n)
 	}
 	ids, _, _ = claim("q#2", 0, []string{"capped"})
-	if fmt.Sprint(ids) != "[c5 c6]" {
-		t.Fatalf("q claimed %v, want [c5 c6]", ids)
+	if fmt.Sprint(ids) != "[c08 c09 c10 c11]" {
+		t.Fatalf("q claimed %v, want [c08 c09 c10 c11]: 2 per slot of the 2 left", ids)
 	}
 	if s := sum(); s != 3 {
 		t.Errorf("live fields sum to %d, want the cap, 3", s)
 	}
-	ids, _, own = claim("p#4", 1, []string{"capped"})
+	ids, _, own = claim("p#4", 2, []string{"capped"})
 	if len(ids) != 0 || fmt.Sprint(own) != "[capped]" {
 		t.Fatalf("p claimed %v (own full %v) over the cap, want none and its own slots full", ids, own)
 	}
 	// q dies: its field's deadline passes; its slots are not counted and
 	// the field goes.
 	must(t, c.HSet(ctx, key, "q", "2|1").Err())
-	ids, _, _ = claim("p#5", 1, []string{"capped"})
-	if fmt.Sprint(ids) != "[c7]" {
-		t.Fatalf("after q's field expired p claimed %v, want [c7]", ids)
+	ids, _, _ = claim("p#5", 2, []string{"capped"})
+	if fmt.Sprint(ids) != "[c12 c13]" {
+		t.Fatalf("after q's field expired p claimed %v, want [c12 c13]", ids)
 	}
 	if _, ok := slotFields(t, c, key)["q"]; ok {
 		t.Error("q's expired field is left")
 	}
-	if n := slotN(t, c, key, "p", now, time.Minute); n != 2 {
-		t.Errorf("p holds %d slots, want 2 (1 in flight, 1 taken)", n)
+	if n := slotN(t, c, key, "p", now, time.Minute); n != 3 {
+		t.Errorf("p holds %d slots, want 3 (2 in flight, 2 taken, cap 3)", n)
 	}
-	if f, _ := r.JobFlow(ctx, "capped", 0); f.Running != 2 {
-		t.Errorf("JobFlow running %d, want 2", f.Running)
+	if f, _ := r.JobFlow(ctx, "capped", 0); f.Running != 3 {
+		t.Errorf("JobFlow running %d, want 3", f.Running)
 	}
 	// The renewal moves the deadline on and keeps n; it brings no field
 	// back.

@@ -38,6 +38,12 @@ import (
 // checks for one that no index of its levels has.
 const levelHealScan = 64
 
+// JobSlotsAhead is how many jobs of a capped type a process may hold per
+// running slot it holds: one running, the others claimed ahead, waiting in
+// the process for one of its slots (they hold none), so that a job's end
+// starts the next at once, without a claim's round trip.
+const JobSlotsAhead = 2
+
 // MaxLevels bounds the priority levels of one claim.
 const MaxLevels = 64
 
@@ -79,8 +85,10 @@ const MaxLevels = 64
 // know them) is not failed on: its jobs wait, as in a full window, nothing
 // is written to it, and the reply names it, for the caller to move aside.
 // Returns {next, weights, then claimJobsScript's five values per job, then
-// an array of the capped types of which it passed over jobs while the
-// claimer holds slots of the type (FlowClaim.OwnFull), then the foreign
+// an array of each capped type and the slots the claimer holds of it now
+// (FlowClaim.Held), an array of the capped types of which it passed over
+// jobs while the claimer holds slots of the type (FlowClaim.OwnFull), then
+// the foreign
 // window keys and their count}: next as FlowClaim.NextMS;
 // weights the levels' current weights after the
 // pick, in ARGV's order, comma-separated ("" without levels).
@@ -96,7 +104,7 @@ local lim, ncap = {}, 0
 for j = 0, nl - 1 do
   local o = 10 + 5 * j
   lim[ARGV[o + 1]] = {slot = KEYS[7 + j], cap = tonumber(ARGV[o + 2]), rn = tonumber(ARGV[o + 3]), per = tonumber(ARGV[o + 4]),
-    inflight = tonumber(ARGV[o + 5])}
+    inflight = tonumber(ARGV[o + 5]), type = ARGV[o + 1]}
   if lim[ARGV[o + 1]].cap > 0 then ncap = ncap + 1 end
 end
 local src, bylevel = {}, {}
@@ -271,8 +279,8 @@ local function load_slots(l)
     else others = others + tonumber(n) end
   end
   local grant = math.max(0, math.min(l.inflight + limit - mine, l.cap - others - mine))
-  s = {del = del, inflight = l.inflight, slots = mine + grant, taken = 0}
-  s.room = s.slots - l.inflight
+  s = {del = del, inflight = l.inflight, slots = mine + grant, taken = 0, type = l.type}
+  s.room = ` + strconv.Itoa(JobSlotsAhead) + ` * s.slots - l.inflight
   if s.room <= 0 then nfull = nfull + 1 end
   slots[l.slot] = s
   return s
@@ -413,11 +421,14 @@ if levels then
   end
   out[2] = table.concat(cur, ',')
 end
+local held = {}
 for key, s in pairs(slots) do
   if #s.del > 0 then callk('HDEL', key, s.del) end
   local n = math.min(s.slots, s.inflight + s.taken)
   if n > 0 then redis.call('HSET', key, me, string.format('%d|%d', n, now + lease))
   else redis.call('HDEL', key, me) end
+  held[#held + 1] = s.type
+  held[#held + 1] = n
 end
 for key, w in pairs(rates) do
   if not w.foreign then
@@ -442,6 +453,7 @@ end
 if next then out[1] = next end
 local ownl = {}
 for t in pairs(own) do ownl[#ownl + 1] = t end
+out[#out + 1] = held
 out[#out + 1] = ownl
 for _, key in ipairs(foreign) do out[#out + 1] = key end
 out[#out + 1] = #foreign
@@ -485,7 +497,10 @@ type ClaimFlow struct {
 // room again, or now + retry if that is earlier; the levels with their
 // round robin state after the claim (nil without levels); and the rate
 // window keys found holding a foreign value, whose jobs were left waiting
-// until the caller moves them aside (Quarantine). OwnFull are the capped
+// until the caller moves them aside (Quarantine). Held is, per capped
+// type, the running slots the claiming process holds after the claim (the
+// n of its field): it starts no more of the type's jobs at once. OwnFull
+// are the capped
 // types of which it left jobs while the claiming process holds slots of
 // the type: the end of one of its jobs of such a type frees a slot that a
 // claim could use at once.
@@ -493,6 +508,7 @@ type FlowClaim struct {
 	Jobs    []ClaimedJob
 	NextMS  int64
 	Levels  []Level
+	Held    map[string]int
 	OwnFull []string
 	Foreign []string
 }
@@ -565,6 +581,18 @@ func (r *RDB) ClaimJobsFlow(ctx context.Context, f ClaimFlow) (c FlowClaim, err 
 				if s, ok := t.(string); ok {
 					c.OwnFull = append(c.OwnFull, s)
 				}
+			}
+			res = res[:len(res)-1]
+		}
+	}
+	// Before them, the slots held of each capped type.
+	if len(res) > 0 {
+		if held, ok := res[len(res)-1].([]any); ok {
+			c.Held = make(map[string]int, len(held)/2)
+			for i := 0; i+1 < len(held); i += 2 {
+				t, _ := held[i].(string)
+				n, _ := held[i+1].(int64)
+				c.Held[t] = int(n)
 			}
 			res = res[:len(res)-1]
 		}
