@@ -20,7 +20,7 @@ import (
 //     waiting for a worker (jobRunner.waiting), or waiting for one of its
 //     held slots (queue). It passes that count with each claim
 //     (rdb.JobLimit.InFlight), which takes at most rdb.JobSlotsAhead * held
-//     - inflight more: so a job's end starts the next one at once, without
+//   - inflight more: so a job's end starts the next one at once, without
 //     a claim's round trip;
 //   - ownFull: the last claim left jobs of the type because this process
 //     held all it may: once its hand is down to its held slots, a job's end
