@@ -19,9 +19,9 @@ import (
 //   - inflight: its jobs of the type claimed and not yet ended: running,
 //     waiting for a worker (jobRunner.waiting), or waiting for one of its
 //     held slots (queue). It passes that count with each claim
-//     (rdb.JobLimit.InFlight), which takes at most rdb.JobSlotsAhead * held
-//   - inflight more: so a job's end starts the next one at once, without
-//     a claim's round trip;
+//     (rdb.JobLimit.InFlight), which takes no more than rdb.JobSlotsAhead
+//     times held, less inflight: so a job's end starts the next one at
+//     once, without a claim's round trip;
 //   - ownFull: the last claim left jobs of the type because this process
 //     held all it may: once its hand is down to its held slots, a job's end
 //     has the dispatch loop claim at once.
