@@ -81,14 +81,10 @@
 //	{ns}:slots:<type>   HASH process id -> "n|deadline_ms": the running slots of a job type with
 //	                         max_running that process holds, until the deadline (Redis time)
 //	{ns}:fireslots:<group> ZSET run id -> run lease deadline: the fires of a capped type running
+//	                         (or of a run-time task with a cap of its own, group "task:<key>")
 //	{ns}:rate:<type>, {ns}:ratekey:<len>:<type>:<key>  ZSET starts in a job type's rate window
 //	{ns}:unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (Unique)
 //	{ns}:unique         ZSET identity -> when the master next looks at its key (deleted once free)
-//	{ns}:slots:<type>   the running slots of a job type with max_running (see rdb's limits.go)
-//	{ns}:fireslots:<group> ZSET run id -> run lease deadline: the runs of a capped scheduled type
-//	                         (or run-time task, group "task:<key>")
-//	{ns}:rate:<type>, {ns}:ratekey:<len(type)>:<type>:<key>
-//	                    ZSET start -> its Redis time: the sliding window of a rated type (or rate key)
 //	{ns}:jobs:prio:<p>  ZSET job id -> due (unix ms): the pending jobs of priority p, in a namespace
 //	                         where some type has a priority; a hint the claims check against {ns}:jobs
 //	{ns}:meta           HASH its loss tells the processes Redis lost its data
@@ -183,11 +179,13 @@
 //     (WithRunLease, 1.5 s), not while Redis stalls. A type without a cap
 //     pays nothing for it.
 //   - A job type's max_running caps its jobs running at once across every
-//     process: over it, its jobs wait in the queue. A process holds a slot
-//     for each job of the type it has claimed and not yet ended (running or
-//     waiting for a worker); its claim asks for slots from its count of
-//     them and gives back the rest, so a slot freed by a job's end is
-//     reused by its process at once and goes to another at its next claim.
+//     process: over it, its jobs wait in the queue. A process holds
+//     running slots for the jobs of the type it has claimed and not yet
+//     ended, and runs no more of them at once than it holds; it may hold up
+//     to two jobs per slot (the second waits in the process for a slot), so
+//     a job's end starts the next at once. Its claim asks for slots from its
+//     count of jobs in hand and gives back the rest, so a slot goes to
+//     another process at the holder's next claim.
 //     A dead or stalled process's slots free when its job lease (twice the
 //     process TTL) runs out; a stopping one deletes them once its jobs end.
 //   - A run whose process dies is recorded as abandoned and the task keeps
