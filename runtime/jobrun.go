@@ -66,7 +66,11 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 		// (and pass over) pages of jobs it cannot take.
 		free := 0
 		for _, l := range limits {
-			free += max(0, rdb.JobSlotsAhead*l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
+			ahead := rdb.JobSlotsAhead
+			if l.RateN > 0 {
+				ahead = 1 // a rated type's claim is its start: none waits for a slot
+			}
+			free += max(0, ahead*l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
 		}
 		if free < want {
 			want, bounded = max(1, free), true

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	rdbpkg "github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
@@ -216,7 +217,9 @@ func TestShowFireSlotsAndJobsWait(t *testing.T) {
 	<-s.Ready()
 	client := crontab.NewClient(rdb, reg)
 	var ids []string
-	for i := range 2 {
+	// max_running 1: one runs, one more waits in the process for its slot
+	// (JobSlotsAhead per slot), the third waits in the queue.
+	for i := range 1 + rdbpkg.JobSlotsAhead {
 		id, err := client.Enqueue(ctx, holdJob{}, crontab.WithID("resize-"+string(rune('a'+i))))
 		if err != nil {
 			t.Fatal(err)
@@ -245,9 +248,9 @@ func TestShowFireSlotsAndJobsWait(t *testing.T) {
 		t.Errorf("show -o json crunch: max_running %v, slots_running %v; want 2 and 2", one["max_running"], one["slots_running"])
 	}
 
-	waitFor(t, 10*time.Second, "a resize job to run", func() bool {
+	waitFor(t, 10*time.Second, "resize jobs to be claimed", func() bool {
 		jobs, _ := crontab.NewInspector(rdb).Jobs(ctx, crontab.JobFilter{State: crontab.JobRunning})
-		return len(jobs) == 1
+		return len(jobs) == rdbpkg.JobSlotsAhead
 	})
 	jl := lines(e.ok(t, "jobs"))
 	if len(jl) == 0 || !strings.HasPrefix(jl[0], "ID | TYPE | STATE | WHEN | WAIT | ATTEMPTS") {
@@ -275,8 +278,9 @@ func TestShowFireSlotsAndJobsWait(t *testing.T) {
 			running++
 		}
 	}
-	if waiting != 1 || running != 1 {
-		t.Errorf("resize jobs: %d waiting for max_running, %d running; want 1 and 1:\n%s", waiting, running, strings.Join(jl, "\n"))
+	if waiting != 1 || running != rdbpkg.JobSlotsAhead {
+		t.Errorf("resize jobs: %d waiting for max_running, %d claimed (running, or waiting in the process for its slot); want 1 and %d:\n%s",
+			waiting, running, rdbpkg.JobSlotsAhead, strings.Join(jl, "\n"))
 	}
 
 	var jobs []map[string]any

@@ -216,10 +216,22 @@ func (e *env) watchRate(ctx context.Context, typ string, per time.Duration, rec 
 
 // runBurstLimited runs S1 again with the job type's MaxRunning or Rate on
 // LimitProcs worker processes, and reports the drain against the unlimited
-// S1's, the most runs at once (from the handlers' start and end times of
+// S1's and against the same burst on the same processes without limits, the most runs at once (from the handlers' start and end times of
 // every process) and the most starts in any window (on Redis time at the
 // claim, from the rate window).
 func (e *env) runBurstLimited(ctx context.Context, n int, unlimited jobOutcome, details map[string]any) error {
+	if err := e.admin.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
+	// The same burst on the same worker processes without limits first:
+	// the reference that separates the limits' cost from that of running
+	// the schedulers as processes.
+	free := workload{kinds: kindPlain, procs: max(e.cfg.LimitProcs, 1), withTasks: e.cfg.WithTasks}
+	ref, _, err := e.runJobs(ctx, "S1 on worker processes", burstDue(n), "", free)
+	if err != nil {
+		return err
+	}
+	e.addCorrectness(fmt.Sprintf("S1 burst %d, %s", n, free), ref)
 	if err := e.admin.FlushAll(ctx).Err(); err != nil {
 		return err
 	}
@@ -231,9 +243,13 @@ func (e *env) runBurstLimited(ctx context.Context, n int, unlimited jobOutcome, 
 	sc := fmt.Sprintf("S1 burst %d, %s", n, w)
 	details["limited"] = o
 	details["limited_workload"] = w.String()
+	details["limited_reference"] = ref
 	most := rec.mostAtOnce()
-	e.logf("%s: drain %.0f jobs/s (unlimited %.0f), most at once %d", sc, o.DrainRate, unlimited.DrainRate, most)
+	e.logf("%s: drain %.0f jobs/s (unlimited %.0f, on the same processes %.0f), most at once %d", sc, o.DrainRate,
+		unlimited.DrainRate, ref.DrainRate, most)
 	e.add(sc, "drain rate", "jobs/s", o.DrainRate, &unlimited.DrainRate, false, nil)
+	refRate := ref.DrainRate
+	e.add(sc, "drain rate (baseline: same burst, same processes, no limits)", "jobs/s", o.DrainRate, &refRate, false, nil)
 	if w.maxRunning > 0 {
 		e.add(sc, "most runs at once (handlers)", "", float64(most), nil, true,
 			&target{float64(w.maxRunning), fmt.Sprintf("<= %d", w.maxRunning)})

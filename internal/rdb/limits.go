@@ -42,7 +42,7 @@ type JobLimit struct {
 //     others the n of the other live fields and mine the claimer's own
 //     (0: none), the claimer gets slots = mine + grant, grant =
 //     clamp(inflight + limit - mine, 0, cap - others - mine), and takes at
-//     most JobSlotsAhead * slots - inflight jobs of the type (inflight:
+//     most JobSlotsAhead (1 for a type with a rate too) * slots - inflight jobs of the type (inflight:
 //     JobLimit.InFlight, the jobs it holds: running, or waiting for one of
 //     its slots or a worker; it runs at most slots of them at once);
 //     having taken c, it writes its field min(slots, inflight + c) (HDEL

@@ -41,7 +41,9 @@ const levelHealScan = 64
 // JobSlotsAhead is how many jobs of a capped type a process may hold per
 // running slot it holds: one running, the others claimed ahead, waiting in
 // the process for one of its slots (they hold none), so that a job's end
-// starts the next at once, without a claim's round trip.
+// starts the next at once, without a claim's round trip. A type that also
+// has a rate holds one per slot: its claim counts as its start in the
+// rate window, so it must not wait for a slot after it.
 const JobSlotsAhead = 2
 
 // MaxLevels bounds the priority levels of one claim.
@@ -280,7 +282,8 @@ local function load_slots(l)
   end
   local grant = math.max(0, math.min(l.inflight + limit - mine, l.cap - others - mine))
   s = {del = del, inflight = l.inflight, slots = mine + grant, taken = 0, type = l.type}
-  s.room = ` + strconv.Itoa(JobSlotsAhead) + ` * s.slots - l.inflight
+  -- A rated type's claim is its start in the window: none ahead of a slot.
+  s.room = (l.rn > 0 and 1 or ` + strconv.Itoa(JobSlotsAhead) + `) * s.slots - l.inflight
   if s.room <= 0 then nfull = nfull + 1 end
   slots[l.slot] = s
   return s
