@@ -214,6 +214,12 @@ func TestClusterFailover(t *testing.T) {
 	if _, err := c.Enqueue(ctx, smsJob{To: to, Text: "during"}, In(time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	// Replication is asynchronous: a write acked just before a SIGKILL
+	// may not have reached the replica (Redis loses it, not the
+	// scheduler; CI saw it once). WAIT makes this test about the failover.
+	if n, err := master.Do(ctx, "WAIT", 1, 2000).Int(); err != nil || n < 1 {
+		t.Fatalf("WAIT for the replica: %d, %v", n, err)
+	}
 	victim.Kill()
 	killed := time.Now()
 	t.Logf("killed master %s of slot %d (CLUSTER KEYSLOT {crontab})", victim.Addr(), slot)
