@@ -55,17 +55,15 @@ func (jr *jobRunner) claimLevels() []rdb.Level {
 }
 
 // ackLevel is the level index a retried or released job goes back into
-// (levelOf its type); a job released before it was decoded is decoded
-// here for its type.
+// (levelOf its type); of a job released before it was decoded, the type
+// is read from the envelope as the claim scripts read it.
 func (jr *jobRunner) ackLevel(j *jobRun) (int, bool) {
 	if !jr.all.Prioritized() {
 		return 0, false
 	}
 	t := j.env.Task
 	if t == "" {
-		if env, err := rdb.DecodeEnvelope(j.raw); err == nil {
-			t = env.Task
-		}
+		t = rdb.EnvelopeType(j.raw)
 	}
 	return levelOf(jr.all, t)
 }
