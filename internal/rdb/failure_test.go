@@ -161,7 +161,7 @@ func scriptCases() []scriptCase {
 			must(t, r.c.HSet(ctx, r.k.Slots("t"), "gone", "1|1", "p", "1|"+fmt.Sprint(1<<50)).Err()) // a dead process's, a live one's
 			must(t, r.c.ZAdd(ctx, r.k.Rate("t"), redis.Z{Score: 1, Member: "old"}).Err())            // out of the window
 		}, func(r *RDB) error {
-			_, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+			_, err := r.claimLimited(ctx, "q#1", 10, time.Minute, nil,
 				[]JobLimit{{Type: "t", MaxRunning: 4, RateN: 5, RatePer: time.Minute}}, 100, time.Millisecond)
 			return err
 		}},
@@ -171,7 +171,7 @@ func scriptCases() []scriptCase {
 			// gives them back.
 			must(t, r.c.HSet(ctx, r.k.Slots("u"), "q", "2|"+fmt.Sprint(1<<50)).Err())
 		}, func(r *RDB) error {
-			_, err := r.ClaimJobsLimited(ctx, "q#1", 10, time.Minute, nil,
+			_, err := r.claimLimited(ctx, "q#1", 10, time.Minute, nil,
 				[]JobLimit{{Type: "t", MaxRunning: 4}, {Type: "u", MaxRunning: 2}}, 100, time.Millisecond)
 			return err
 		}},

@@ -30,7 +30,7 @@ type JobLimit struct {
 	InFlight   int
 }
 
-// The limits of a claim (ClaimJobsFlow, ClaimJobsLimited):
+// The limits of a claim (ClaimJobsFlow):
 //
 //   - running: the slots key of a capped type (P slots:<type>, one per
 //     limit, in KEYS) is a hash of the processes holding slots: field the
@@ -60,21 +60,6 @@ type JobLimit struct {
 //     jobs wait, as in a full window, nothing is written to it, and the
 //     reply names it, for the caller to move it aside (the per-key windows'
 //     names come with the jobs: no check at start can know them).
-
-// ClaimJobsLimited is ClaimJobsFlow without priority levels, for a process
-// of which some job types have limits (limits: not empty, each with
-// MaxRunning or a rate): it claims the due jobs of the types named in
-// types (nil: of every type, as ClaimJobs does), except those of a limited
-// type that is full, which wait in the queue in their order. The limits
-// are the caller's (its registry): processes of builds that disagree each
-// enforce their own on their own claims.
-func (r *RDB) ClaimJobsLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (FlowClaim, error) {
-	if len(limits) == 0 {
-		return FlowClaim{}, errors.New("claim jobs: no limits")
-	}
-	return r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: claimID, Limit: limit, Lease: lease, Types: types, Limits: limits,
-		Scan: scan, Retry: retry})
-}
 
 // parseSlotField parses a slots field's value, "n|deadline_ms" (see
 // "The limits of a claim").

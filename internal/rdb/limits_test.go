@@ -20,6 +20,13 @@ func claimIDs(jobs []ClaimedJob) []string {
 	return ids
 }
 
+// claimLimited is ClaimJobsFlow without priority levels: the limits'
+// claim the tests of this file take.
+func (r *RDB) claimLimited(ctx context.Context, claimID string, limit int, lease time.Duration, types []string, limits []JobLimit, scan int, retry time.Duration) (FlowClaim, error) {
+	return r.ClaimJobsFlow(ctx, ClaimFlow{ClaimID: claimID, Limit: limit, Lease: lease, Types: types, Limits: limits,
+		Scan: scan, Retry: retry})
+}
+
 // slotFields returns a slots key's fields, "n|deadline_ms" by process.
 func slotFields(t *testing.T, c *redis.Client, key string) map[string]string {
 	t.Helper()
@@ -70,7 +77,7 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	limits := func(inflight int) []JobLimit { return []JobLimit{{Type: "capped", MaxRunning: 3, InFlight: inflight}} }
 	claim := func(id string, inflight int, types []string) ([]string, int64, []string) {
 		t.Helper()
-		fc, err := r.ClaimJobsLimited(ctx, id, 10, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
+		fc, err := r.claimLimited(ctx, id, 10, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +206,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Second}}
 	now := c.Time(ctx).Val().UnixMilli()
-	fc, err := r.ClaimJobsLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
+	fc, err := r.claimLimited(ctx, "p#1", 100, time.Minute, []string{"rated"}, limits, 100, 5*time.Second)
 	got, next := fc.Jobs, fc.NextMS
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +235,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 			}
 		}
 	}
-	fc, _ = r.ClaimJobsLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	fc, _ = r.claimLimited(ctx, "p#2", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	got = fc.Jobs
 	if len(got) != 0 {
 		t.Fatalf("claimed %v over the rate", claimIDs(got))
@@ -237,7 +244,7 @@ func TestClaimJobsLimitedRate(t *testing.T) {
 		t.Errorf("window key ttl %v: want at most the window", ttl)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	fc, _ = r.ClaimJobsLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
+	fc, _ = r.claimLimited(ctx, "p#3", 100, time.Minute, []string{"rated"}, limits, 100, 50*time.Millisecond)
 	got = fc.Jobs
 	if len(got) != 6 {
 		t.Fatalf("after the window claimed %v, want 6", claimIDs(got))
@@ -261,7 +268,7 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 2, RatePer: time.Minute}}
 	before := c.Time(ctx).Val().UnixMilli()
-	if fc, err := r.ClaimJobsLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
+	if fc, err := r.claimLimited(ctx, "p#1", 1, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
 		t.Fatalf("claim: %v, %v", claimIDs(fc.Jobs), err)
 	}
 	time.Sleep(3 * time.Millisecond) // the read from now1 on is inclusive: keep the first start out of it
@@ -273,7 +280,7 @@ func TestRateStartsReadsTheClaimsStarts(t *testing.T) {
 		t.Fatalf("starts %+v read at %d: want one start scored from %d to the read", first, now1, before)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if fc, err := r.ClaimJobsLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
+	if fc, err := r.claimLimited(ctx, "p#2", 5, time.Minute, nil, limits, 100, time.Second); err != nil || len(fc.Jobs) != 1 {
 		t.Fatalf("second claim: %v, %v (want 1: the rate is 2)", claimIDs(fc.Jobs), err)
 	}
 	next, now2, err := r.RateStarts(ctx, "rated", "", now1)
@@ -306,7 +313,7 @@ func TestRateKeyStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	limits := []JobLimit{{Type: "rated", RateN: 5, RatePer: time.Minute}}
-	if _, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
+	if _, err := r.claimLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	now := c.Time(ctx).Val().UnixMilli()
@@ -357,7 +364,7 @@ func TestClaimJobsLimitedForeignWindow(t *testing.T) {
 	must(t, c.Set(ctx, bad, "an operator's", 0).Err())
 	limits := []JobLimit{{Type: "rated", RateN: 10, RatePer: time.Minute}}
 	now := c.Time(ctx).Val().UnixMilli()
-	fc, err := r.ClaimJobsLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	fc, err := r.claimLimited(ctx, "p#1", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
 	got, next, foreign := fc.Jobs, fc.NextMS, fc.Foreign
 	if err != nil {
 		t.Fatalf("claim with a foreign window: %v", err)
@@ -380,7 +387,7 @@ func TestClaimJobsLimitedForeignWindow(t *testing.T) {
 	if _, err := r.Quarantine(ctx, bad, "zset", 1); err != nil {
 		t.Fatal(err)
 	}
-	fc, err = r.ClaimJobsLimited(ctx, "p#2", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
+	fc, err = r.claimLimited(ctx, "p#2", 10, time.Minute, nil, limits, 100, 200*time.Millisecond)
 	got, foreign = fc.Jobs, fc.Foreign
 	if ids := fmt.Sprint(claimIDs(got)); err != nil || ids != "[k0 k1]" || len(foreign) != 0 {
 		t.Fatalf("after the key was moved aside claimed %s (foreign %q, %v), want [k0 k1]", ids, foreign, err)

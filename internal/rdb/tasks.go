@@ -396,7 +396,7 @@ func (r *RDB) Quarantine(ctx context.Context, key, want string, atMS int64) (str
 // RateKey keys and the fire slots of run-time tasks with a cap of their
 // own are not listed: their names come with the jobs and tasks. The claims
 // that read a window or a fire slot key tolerate a foreign value and
-// report it, and the caller moves it aside: ClaimJobsLimited, ClaimFires.)
+// report it, and the caller moves it aside: ClaimJobsFlow, ClaimFires.)
 func (k Keys) LimitKeyTypes(cappedJobs, ratedJobs, cappedFires []string) map[string]string {
 	out := make(map[string]string, len(cappedJobs)+len(ratedJobs)+len(cappedFires))
 	for _, t := range cappedJobs {
