@@ -46,7 +46,7 @@ func (s *cronSchedule) describe() string {
 // the months.
 func (s *cronSpec) describe() string {
 	text, explicit := s.describeTimes()
-	days, or := s.describeDays()
+	days, scope := s.describeDays()
 	switch {
 	case days != "":
 		text += days
@@ -56,7 +56,7 @@ func (s *cronSpec) describe() string {
 	if s.month != allMonths {
 		months := joinWords(runPhrases(s.month, 1, 12, func(v int) string { return monthNames[v] }, " through ", nil))
 		switch {
-		case !or && strings.HasSuffix(text, " of the month") && strings.Count(text, " of the month") == 1:
+		case scope == daysOfTheMonth:
 			text = strings.TrimSuffix(text, " the month") + " " + months
 		case strings.Contains(text, ","):
 			text += ", only in " + months
@@ -66,6 +66,18 @@ func (s *cronSpec) describe() string {
 	}
 	return text
 }
+
+// dayScope tells how the months may join a day phrase.
+type dayScope int
+
+const (
+	// daysAny: the months follow the phrase ("on Mondays in March").
+	daysAny dayScope = iota
+	// daysOfTheMonth: the phrase names only days of a month and ends in
+	// " of the month", which the months replace ("on the last day of
+	// February").
+	daysOfTheMonth
+)
 
 // describeTimes explains the minute and hour fields. explicit reports that
 // the phrase lists times of day ("at 08:00"), so that a schedule firing
@@ -152,30 +164,32 @@ func hourWindows(hours uint64) []string {
 
 // describeDays explains the day-of-month and day-of-week fields with
 // cronie's rule: "" when every day matches, else a phrase that starts with
-// ", " or " on ". or reports that it joins the two fields with "and on"
-// (a day matching either).
-func (s *cronSpec) describeDays() (text string, or bool) {
+// ", " or " on ", and how months join it.
+func (s *cronSpec) describeDays() (string, dayScope) {
 	// A full plain set matches every day whatever the calendar rules add.
 	domAll, dowAll := s.dom == allDom, s.dow == allDow
 	if !s.andDays() {
 		if domAll || dowAll {
-			return "", false // either field matching is enough, and one matches every day
+			return "", daysAny // either field matching is enough, and one matches every day
 		}
 		dow := s.describeDow()
 		if strings.HasPrefix(dow, ", ") {
 			dow = " on " + dow[2:]
 		}
-		return s.describeDom() + ", and" + dow, true
+		return s.describeDom() + ", and" + dow, daysAny
 	}
 	switch {
 	case domAll && dowAll:
-		return "", false
+		return "", daysAny
 	case domAll:
-		return s.describeDow(), false
+		if s.dow == 0 {
+			return s.describeDow(), daysOfTheMonth // only "the third Friday of the month" and the like
+		}
+		return s.describeDow(), daysAny
 	case dowAll:
-		return s.describeDom(), false
+		return s.describeDom(), daysOfTheMonth
 	}
-	return s.describeDom() + ", if that day is " + s.describeDowAlternatives(), false
+	return s.describeDom() + ", if that day is " + s.describeDowAlternatives(), daysAny
 }
 
 // describeDom explains the day-of-month field: " on the 1st and the 15th of

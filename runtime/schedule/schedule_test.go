@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -337,6 +338,9 @@ func TestDescribeWords(t *testing.T) {
 		{"0 9 * * 1#1,5L", "at 09:00 on the first Monday and the last Friday of the month"},
 		{"0 9 * * 1,5L", "at 09:00 on Mondays and the last Friday of the month"},
 		{"0 9 * 1 5L", "at 09:00 on the last Friday of January"},
+		{"0 9 * 1 1,5L", "at 09:00 on Mondays and the last Friday of the month in January"},
+		{"0 9 L 1 5L", "at 09:00 on the last day of the month, and on the last Friday of the month, only in January"},
+		{"0 9 */2 1 5L", "at 09:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month, if that day is the last Friday, only in January"},
 		{"0 0 L * 5", "at 00:00 on the last day of the month, and on Fridays"},
 		{"0 0 */2 * 5#3", "at 00:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month, if that day is the third Friday"},
 	}
@@ -349,5 +353,36 @@ func TestDescribeWords(t *testing.T) {
 		if got := Describe(s); got != tt.want {
 			t.Errorf("Describe(cron:%s)\n got: %s\nwant: %s", tt.expr, got, tt.want)
 		}
+	}
+}
+
+// TestDescribeIsExact checks over random expressions, calendar rules
+// included, that two schedules with the same description fire at the same
+// wall-clock times: the same minutes, hours and months, and the same days
+// in every kind of month. A description that fits two different schedules
+// would be a wrong paraphrase of one of them.
+func TestDescribeIsExact(t *testing.T) {
+	type matches struct {
+		minute, hour, month uint64
+		days                [4][7]uint32
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	seen := map[string]matches{}
+	exprs := map[string]string{}
+	for i := range 20000 {
+		expr := randomCronExpression(r, i%2 == 1)
+		spec, err := parseCronSpec(expr)
+		if err != nil {
+			continue
+		}
+		m := matches{spec.minute, spec.hour, spec.month, spec.days}
+		d := spec.describe()
+		if prev, ok := seen[d]; ok && prev != m {
+			t.Errorf("%q and %q are different schedules with the same description %q", exprs[d], expr, d)
+		}
+		seen[d], exprs[d] = m, expr
+	}
+	if len(seen) < 5000 {
+		t.Errorf("only %d distinct descriptions", len(seen))
 	}
 }
