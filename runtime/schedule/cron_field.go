@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -162,11 +163,7 @@ func parseCronSpec(text string) (cronSpec, error) {
 		spec.dow |= 1
 	}
 	spec.text = strings.Join(fields, " ")
-	for n := 28; n <= 31; n++ {
-		for w := range 7 {
-			spec.days[n-28][w] = spec.matchDays(n, w)
-		}
-	}
+	spec.buildDays()
 	if err := spec.checkCanFire(fields); err != nil {
 		return cronSpec{}, err
 	}
@@ -210,20 +207,55 @@ func (s *cronSpec) checkCanFire(fields []string) error {
 		s.text, fields[fieldMonth], fields[fieldDom], fields[fieldDow])
 }
 
-// matchDays returns the days (bits 1-31) the day fields match in a month
-// of n days whose 1st is weekday first (0 = Sunday): cronie's rule (a day
-// must match both fields when either starts with *, else either), where
-// each field's set holds its plain values and the days its calendar rules
-// pick in this month.
-func (s *cronSpec) matchDays(n, first int) uint32 {
-	weekday := func(d int) int { return (first + d - 1) % 7 }
+// buildDays fills the days table: for each month length n and weekday of
+// the 1st, the days the day fields match, with cronie's rule (a day must
+// match both fields when either starts with *, else either), where each
+// field's set holds its plain values and the days its calendar rules pick in
+// such a month.
+func (s *cronSpec) buildDays() {
+	for first := range 7 {
+		// The days whose weekday is in the plain day-of-week set, and the
+		// Kth weekday D of the month, in any month whose 1st is first.
+		var weekly, nth uint32
+		for d := 1; d <= 31; d++ {
+			w := (first + d - 1) % 7
+			if s.dow&(1<<w) != 0 {
+				weekly |= 1 << d
+			}
+			if s.cal.nthDow&(1<<((d-1)/7*7+w)) != 0 {
+				nth |= 1 << d
+			}
+		}
+		for n := 28; n <= 31; n++ {
+			inMonth := uint32(1)<<(n+1) - 2
+			dom, dow := uint32(s.dom)&inMonth, (weekly|nth)&inMonth
+			if !s.cal.isZero() {
+				dom |= s.calendarDom(n, first)
+				for d := n - 6; d <= n; d++ { // the last week
+					if s.cal.lastDow&(1<<((first+d-1)%7)) != 0 {
+						dow |= 1 << d
+					}
+				}
+			}
+			if s.andDays() {
+				s.days[n-28][first] = dom & dow
+			} else {
+				s.days[n-28][first] = dom | dow
+			}
+		}
+	}
+}
+
+// calendarDom returns the days L, LW and NW pick in a month of n days whose
+// 1st is weekday first (0 = Sunday).
+func (s *cronSpec) calendarDom(n, first int) uint32 {
 	// nearest is the Monday-Friday nearest day d within the month, as in
 	// cronexpr's workdayOfMonth: a Saturday moves to the Friday before,
 	// unless it is the 1st (then the Monday after, the 3rd); a Sunday
 	// moves to the Monday after, unless it is the last day (then the
 	// Friday before).
 	nearest := func(d int) int {
-		switch weekday(d) {
+		switch (first + d - 1) % 7 {
 		case 6:
 			if d > 1 {
 				return d - 1
@@ -237,28 +269,17 @@ func (s *cronSpec) matchDays(n, first int) uint32 {
 		}
 		return d
 	}
-	inMonth := uint32(1)<<(n+1) - 2
-	dom := uint32(s.dom) & inMonth
+	var dom uint32
 	if s.cal.last {
 		dom |= 1 << n
 	}
 	if s.cal.lastWeekday {
 		dom |= 1 << nearest(n)
 	}
-	var dow uint32
-	for d := 1; d <= n; d++ {
-		if s.cal.nearest&(1<<d) != 0 {
-			dom |= 1 << nearest(d)
-		}
-		w := weekday(d)
-		if s.dow&(1<<w) != 0 || s.cal.lastDow&(1<<w) != 0 && d+7 > n || s.cal.nthDow&(1<<((d-1)/7*7+w)) != 0 {
-			dow |= 1 << d
-		}
+	for near := s.cal.nearest & (uint64(1)<<(n+1) - 1); near != 0; near &= near - 1 {
+		dom |= 1 << nearest(bits.TrailingZeros64(near))
 	}
-	if s.andDays() {
-		return dom & dow
-	}
-	return dom | dow
+	return dom
 }
 
 // parseCronField parses field number i (fieldMinute...) into a bitset; the
