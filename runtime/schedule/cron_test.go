@@ -176,7 +176,7 @@ func TestCronNextUTC(t *testing.T) {
 	}
 }
 
-// TestCronNextEdges checks sub-minute starts, the year range cronexpr knows,
+// TestCronNextEdges checks sub-minute starts, the years schedules fire in (1970-2099),
 // and instants before 1970.
 func TestCronNextEdges(t *testing.T) {
 	s, err := Parse("cron:*/5 * * * *", nil)

@@ -115,6 +115,8 @@ func TestDescribe(t *testing.T) {
 		{"cron:0 3 * * 1-5", nil, "at 03:00, Monday through Friday", false},
 		{"cron:  0\t3  * *   1-5 ", london, "at 03:00, Monday through Friday (Europe/London)", false},
 		{"cron:@daily", nil, "at 00:00 every day", false},
+		{"cron:0 0 L * *", london, "at 00:00 on the last day of the month (Europe/London)", false},
+		{"cron:*/15 9-17 * * *", loadLocation(t, "UTC"), "every 15 minutes from 09:00 through 17:59", false},
 		{"at:1719590400", nil, "once at 2024-06-28T16:00:00Z", true},
 		{"at:1719590400", london, "once at 2024-06-28T16:00:00Z", true},
 	}
@@ -237,10 +239,10 @@ func TestAt(t *testing.T) {
 
 // TestConcurrentNext shares one Schedule between goroutines and compares
 // their answers with serial ones. Under -race it fails if Next writes
-// shared state (cronexpr's Next writes its Expression).
+// shared state.
 func TestConcurrentNext(t *testing.T) {
 	ny := loadLocation(t, "America/New_York")
-	for _, expr := range []string{"cron:*/5 * */2 * 1-5", "cron:0 0 */2 * 1", "daily:02:30", "every:45s"} {
+	for _, expr := range []string{"cron:*/5 * */2 * 1-5", "cron:0 0 */2 * 1", "cron:30 2 LW,15W * 0#2", "daily:02:30", "every:45s"} {
 		s, err := Parse(expr, ny)
 		if err != nil {
 			t.Fatal(err)
