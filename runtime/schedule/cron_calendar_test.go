@@ -193,7 +193,7 @@ func TestCalendarErrors(t *testing.T) {
 		{"cron:0 0 * * 5#0", `cron: day-of-week field "5#0": "5#0": week 0 out of range 1-5`},
 		{"cron:0 0 * * 5#", `cron: day-of-week field "5#": "5#": missing week number after "#"`},
 		{"cron:0 0 * * #3", `cron: day-of-week field "#3": "#3": missing weekday before "#"`},
-		{"cron:0 0 * * 5#x", `cron: day-of-week field "5#x": "5#x": week "X" after "#" is not a number 1-5`},
+		{"cron:0 0 * * 5#x", `cron: day-of-week field "5#x": "5#x": week "x" after "#" is not a number 1-5`},
 		{"cron:0 0 * * 8#1", `cron: day-of-week field "8#1": "8#1": value 8 out of range 0-7`},
 		{"cron:0 0 * * 1-5#2", `cron: day-of-week field "1-5#2": "1-5#2": "#" takes a single weekday and week, not a range or step`},
 		{"cron:0 0 * * 5#1-3", `cron: day-of-week field "5#1-3": "5#1-3": "#" takes a single weekday and week`},

@@ -369,7 +369,7 @@ func (info *cronFieldInfo) parseDowCalendar(elem string, cal *calendarRules) (do
 	case strings.ContainsAny(upper, "~?"):
 		return false, nil // the plain parser explains these
 	case strings.Contains(upper, "#"):
-		d, k, _ := strings.Cut(upper, "#")
+		d, k, _ := strings.Cut(elem, "#")
 		switch {
 		case d == "":
 			return true, fmt.Errorf("%q: missing weekday before \"#\"; 5#3 is the third Friday of the month", elem)

@@ -13,11 +13,10 @@ import (
 // numbers.
 
 const (
-	allMinutes = uint64(1)<<60 - 1
-	allHours   = uint64(1)<<24 - 1
-	allDom     = uint64(1)<<32 - 2
-	allMonths  = uint64(1)<<13 - 2
-	allDow     = uint64(1)<<7 - 1
+	allHours  = uint64(1)<<24 - 1
+	allDom    = uint64(1)<<32 - 2
+	allMonths = uint64(1)<<13 - 2
+	allDow    = uint64(1)<<7 - 1
 )
 
 // maxListedTimes is how many times of day a description lists as HH:MM
