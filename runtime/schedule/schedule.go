@@ -87,7 +87,7 @@ func unlessErr[S Schedule](s S, err error) (Schedule, error) {
 // expression itself:
 //
 //	every:90s              every 1m30s
-//	daily:03:00            at 03:00 every day (Europe/London)
+//	daily:08:00            at 08:00 every day
 //	hourly:30              at minute 30 past every hour
 //	cron:0 8 * * 1-5       at 08:00, Monday through Friday
 //	cron:*/15 9-17 * * *   every 15 minutes from 09:00 through 17:59
@@ -99,8 +99,8 @@ func unlessErr[S Schedule](s S, err error) (Schedule, error) {
 //
 // A description is exact: when the fields are too irregular for a phrase,
 // it lists their values. The zone of a daily:, hourly: or cron: schedule
-// follows in parentheses unless it is UTC; every: and at: schedules do not
-// depend on it. Describe returns s.String() for any other fmt.Stringer, the
+// follows in parentheses unless it is UTC ("at 08:00 every day
+// (Europe/London)"); every: and at: schedules do not depend on it. Describe returns s.String() for any other fmt.Stringer, the
 // Go type for other schedules and "" for nil.
 func Describe(s Schedule) string {
 	switch s := s.(type) {
