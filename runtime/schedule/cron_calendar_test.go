@@ -338,3 +338,35 @@ func TestCalendarMatchesCronexpr(t *testing.T) {
 		t.Errorf("only %d of %d random expressions compared (%d never fire)", compared, n, never)
 	}
 }
+
+// TestParseCalendarRules checks the rules the field parser records, next to
+// the plain bitsets and cronie's flags: L, LW and NW in the day-of-month
+// field, DL and D#K (7 as Sunday, names, any case) in the day-of-week field;
+// none of them starts a field with *.
+func TestParseCalendarRules(t *testing.T) {
+	tests := []struct {
+		expr     string
+		dom, dow uint64
+		cal      calendarRules
+		flags    cronFlags
+	}{
+		{"0 0 L * *", 0, bitsRange(0, 6, 1), calendarRules{last: true}, flagDowStar},
+		{"0 0 lw * *", 0, bitsRange(0, 6, 1), calendarRules{lastWeekday: true}, flagDowStar},
+		{"0 0 1,1W,15w,31W * *", bitsOf(1), bitsRange(0, 6, 1), calendarRules{nearest: bitsOf(1, 15, 31)}, flagDowStar},
+		{"0 0 * * 5L,0l,7L", bitsRange(1, 31, 1), 0, calendarRules{lastDow: 1<<5 | 1}, flagDomStar},
+		{"0 0 * * FRI#3,sun#1,7#5,mon", bitsRange(1, 31, 1), bitsOf(1), calendarRules{nthDow: bitsOf(2*7+5, 0, 4*7)}, flagDomStar},
+		{"0 0 L * 5#1", 0, 0, calendarRules{last: true, nthDow: bitsOf(5)}, 0},
+		{"0 0 */2 * 1L", bitsRange(1, 31, 2), 0, calendarRules{lastDow: 1 << 1}, flagDomStar},
+	}
+	for _, tt := range tests {
+		spec, err := parseCronSpec(tt.expr)
+		if err != nil {
+			t.Errorf("parseCronSpec(%q): %v", tt.expr, err)
+			continue
+		}
+		if spec.dom != tt.dom || spec.dow != tt.dow || spec.cal != tt.cal || spec.flags != tt.flags {
+			t.Errorf("parseCronSpec(%q) = dom %#x dow %#x %+v flags %04b; want dom %#x dow %#x %+v flags %04b",
+				tt.expr, spec.dom, spec.dow, spec.cal, spec.flags, tt.dom, tt.dow, tt.cal, tt.flags)
+		}
+	}
+}
