@@ -23,9 +23,10 @@ func Parse(expression string, loc *time.Location) (Schedule, error) {
 	return schedule.Parse(expression, loc)
 }
 
-// Describe returns a readable description of s, as stored in a task's
-// interval field, such as "every 30s" or "daily at 03:00 (Europe/London)",
-// and "" for nil. It is schedule.Describe.
+// Describe explains s in English words, as stored in a task's interval
+// field, such as "every 30s", "at 03:00 every day (Europe/London)" or
+// "at 09:00 on the third Friday of the month", and "" for nil. It is
+// schedule.Describe.
 func Describe(s Schedule) string { return schedule.Describe(s) }
 
 // IsOnce reports whether s fires only once (an at: schedule); the scheduler

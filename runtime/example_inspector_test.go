@@ -70,6 +70,6 @@ func ExampleInspector_Pause() {
 	fmt.Println(t.Name, "is", t.Status)
 
 	// Output:
-	// rotate keys (static): daily at 03:00 (Europe/Berlin), paused
+	// rotate keys (static): at 03:00 every day (Europe/Berlin), paused
 	// rotate keys is active
 }

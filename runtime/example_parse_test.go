@@ -31,7 +31,7 @@ func ExampleParse() {
 
 	// Output:
 	// every:15m (every 15m): Fri 10:30 Fri 10:45 Fri 11:00
-	// hourly:05 (hourly at minute 05 (UTC)): Fri 11:05 Fri 12:05 Fri 13:05
-	// cron:0 9 * * MON-FRI (cron 0 9 * * MON-FRI (UTC)): Mon 09:00 Tue 09:00 Wed 09:00
+	// hourly:05 (at minute 5 past every hour): Fri 11:05 Fri 12:05 Fri 13:05
+	// cron:0 9 * * MON-FRI (at 09:00, Monday through Friday): Mon 09:00 Tue 09:00 Wed 09:00
 	// every: interval "0s" must be positive
 }

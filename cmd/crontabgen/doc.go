@@ -95,7 +95,9 @@
 //	name        required; unique across everything scanned. The task's
 //	            name in Redis, in logs and for producers in other languages.
 //	expression  the schedule: every:N (seconds), every:30s, every:5m,
-//	            every:1h, daily:HH:MM, hourly:MM, cron:EXPR (5 fields) or
+//	            every:1h, daily:HH:MM, hourly:MM, cron:EXPR (5 fields,
+//	            crontab(5) and the calendar rules L, LW, 15W, 5L and 5#3,
+//	            e.g. cron:0 9 * * 5#3 for 09:00 on the third Friday) or
 //	            at:UNIX. A type without one is a job type: it never fires
 //	            on its own and runs when enqueued with a Client; its value
 //	            is the JSON payload.

@@ -25,12 +25,65 @@ func referenceMatches(spec *cronSpec, wallMinute int64) bool {
 	if spec.minute&(1<<w.Minute()) == 0 || spec.hour&(1<<w.Hour()) == 0 || spec.month&(1<<int(w.Month())) == 0 {
 		return false
 	}
-	dom := spec.dom&(1<<w.Day()) != 0
-	dow := spec.dow&(1<<int(w.Weekday())) != 0
+	dom := spec.dom&(1<<w.Day()) != 0 || referenceDomCalendar(&spec.cal, w)
+	dow := spec.dow&(1<<int(w.Weekday())) != 0 || referenceDowCalendar(&spec.cal, w)
 	if spec.flags&(flagDomStar|flagDowStar) != 0 {
 		return dom && dow
 	}
 	return dom || dow
+}
+
+// referenceDomCalendar reports whether the day of w is picked by L, LW or
+// NW, from the definitions: the last day is the one whose next day is a 1st;
+// the weekday nearest day N is the Monday-Friday of N's month at the
+// smallest distance from N.
+func referenceDomCalendar(cal *calendarRules, w time.Time) bool {
+	y, m, d := w.Date()
+	if cal.last && w.AddDate(0, 0, 1).Day() == 1 {
+		return true
+	}
+	last := time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if cal.lastWeekday && referenceNearestWeekday(y, m, last) == d {
+		return true
+	}
+	for n := 1; n <= 31; n++ {
+		if cal.nearest&(1<<n) != 0 && referenceNearestWeekday(y, m, n) == d {
+			return true
+		}
+	}
+	return false
+}
+
+// referenceNearestWeekday returns the Monday-Friday of month m nearest day
+// n, or 0 when the month has no day n.
+func referenceNearestWeekday(y int, m time.Month, n int) int {
+	if time.Date(y, m, n, 0, 0, 0, 0, time.UTC).Month() != m {
+		return 0
+	}
+	for dist := 0; dist <= 3; dist++ {
+		for _, c := range []int{n - dist, n + dist} {
+			day := time.Date(y, m, c, 0, 0, 0, 0, time.UTC)
+			if day.Month() == m && day.Weekday() != time.Saturday && day.Weekday() != time.Sunday {
+				return c
+			}
+		}
+	}
+	panic("no weekday within three days")
+}
+
+// referenceDowCalendar reports whether the day of w is picked by DL or D#K:
+// the last weekday D is the one a week before another month; the Kth is the
+// one with K-1 of its weekday before it in its month.
+func referenceDowCalendar(cal *calendarRules, w time.Time) bool {
+	wd := int(w.Weekday())
+	if cal.lastDow&(1<<wd) != 0 && w.AddDate(0, 0, 7).Month() != w.Month() {
+		return true
+	}
+	k := 1
+	for x := w.AddDate(0, 0, -7); x.Month() == w.Month(); x = x.AddDate(0, 0, -7) {
+		k++
+	}
+	return cal.nthDow&(1<<((k-1)*7+wd)) != 0
 }
 
 // referenceFires walks real time minute by minute from from to to, the way
@@ -118,6 +171,11 @@ var transitions = []transition{
 	{"Australia/Lord_Howe", time.Date(2024, 4, 6, 15, 0, 0, 0, time.UTC), "fall back 02:00 -> 01:30"},
 	{"America/Sao_Paulo", time.Date(2018, 11, 4, 3, 0, 0, 0, time.UTC), "spring forward 2018-11-04 00:00 -> 01:00"},
 	{"America/Sao_Paulo", time.Date(2019, 2, 17, 2, 0, 0, 0, time.UTC), "fall back 2019-02-17 00:00 -> 2019-02-16 23:00"},
+	// Transitions on days the calendar rules pick: the last day of October
+	// 2021 in London (a Sunday), and weekdays in Cairo.
+	{"Europe/London", time.Date(2021, 10, 31, 1, 0, 0, 0, time.UTC), "fall back 2021-10-31 (last day of the month) 02:00 BST -> 01:00 GMT"},
+	{"Africa/Cairo", time.Date(2023, 4, 27, 22, 0, 0, 0, time.UTC), "spring forward Friday 2023-04-28 00:00 EET -> 01:00 EEST"},
+	{"Africa/Cairo", time.Date(2023, 10, 26, 21, 0, 0, 0, time.UTC), "fall back Thursday 2023-10-26 24:00 EEST -> 23:00 EET"},
 }
 
 // TestTransitionsAreReal makes sure the instants above are transitions in
@@ -261,6 +319,24 @@ var dstExpressions = []struct{ expr, ref string }{
 	{"daily:02:30", "30 2 * * *"},
 	{"daily:1:45", "45 1 * * *"},
 	{"daily:00:00", "0 0 * * *"},
+	// Calendar rules, on the transition days above: London's 2024-03-31 and
+	// 2021-10-31 are last days and last (and fifth) Sundays, Cairo's
+	// 2023-04-28 is the fourth and last Friday and the weekday nearest the
+	// 28th, 2023-10-26 the last Thursday; New York's transitions are the
+	// second Sunday of March and the first of November.
+	{"cron:30 1 L * *", "30 1 L * *"},
+	{"cron:*/30 1 L * *", "*/30 1 L * *"},
+	{"cron:30 1 * * 0L", "30 1 * * 0L"},
+	{"cron:30 1 * * 7#5", "30 1 * * 7#5"},
+	{"cron:0 2 * * 0#2", "0 2 * * 0#2"},
+	{"cron:*/20 1 * * 0#1", "*/20 1 * * 0#1"},
+	{"cron:30 0 28W * *", "30 0 28W * *"},
+	{"cron:30 0 * * 5#4", "30 0 * * 5#4"},
+	{"cron:*/15 0 * * 5L", "*/15 0 * * 5L"},
+	{"cron:30 23 * * 4L", "30 23 * * 4L"},
+	{"cron:*/20 23 26W * *", "*/20 23 26W * *"},
+	{"cron:30 1 LW * 0L", "30 1 LW * 0L"},
+	{"cron:30 0 */2 * 5L", "30 0 */2 * 5L"},
 }
 
 // TestDSTMatchesReference is the property test: around every transition
@@ -308,8 +384,9 @@ func TestDSTMatchesReference(t *testing.T) {
 }
 
 // randomCronExpression returns a random crontab(5) expression whose values
-// lean towards the hours and minutes daylight-saving transitions touch.
-func randomCronExpression(r *rand.Rand) string {
+// lean towards the hours and minutes daylight-saving transitions touch,
+// with calendar rules in the day fields when calendar is set.
+func randomCronExpression(r *rand.Rand, calendar bool) string {
 	field := func(f int, likely []int) string {
 		info := cronFields[f]
 		value := func() int {
@@ -320,6 +397,10 @@ func randomCronExpression(r *rand.Rand) string {
 		}
 		var elems []string
 		for range 1 + r.IntN(2) {
+			if calendar && (f == fieldDom || f == fieldDow) && r.IntN(3) == 0 {
+				elems = append(elems, randomCalendarElement(r, f))
+				continue
+			}
 			switch r.IntN(6) {
 			case 0:
 				elems = append(elems, "*")
@@ -346,16 +427,35 @@ func randomCronExpression(r *rand.Rand) string {
 	}, " ")
 }
 
-// TestRandomCronMatchesReference compares random expressions with the
-// minute-by-minute reference around every transition above.
+// randomCalendarElement returns a random L, LW or NW element for the
+// day-of-month field (f is fieldDom), or DL or D#K for the day-of-week field.
+func randomCalendarElement(r *rand.Rand, f int) string {
+	if f == fieldDom {
+		switch r.IntN(4) {
+		case 0:
+			return "L"
+		case 1:
+			return "LW"
+		}
+		return fmt.Sprintf("%dW", []int{1, 2, 3, 15, 16, 26, 28, 29, 30, 31}[r.IntN(10)])
+	}
+	if r.IntN(2) == 0 {
+		return fmt.Sprintf("%dL", r.IntN(8))
+	}
+	return fmt.Sprintf("%d#%d", r.IntN(8), 1+r.IntN(5))
+}
+
+// TestRandomCronMatchesReference compares random expressions, half of them
+// with calendar rules, with the minute-by-minute reference around every
+// transition above.
 func TestRandomCronMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 200
 	if testing.Short() {
 		n = 20
 	}
-	for range n {
-		expr := randomCronExpression(r)
+	for i := range n {
+		expr := randomCronExpression(r, i%2 == 1)
 		spec, err := parseCronSpec(expr)
 		if err != nil {
 			continue // never fires

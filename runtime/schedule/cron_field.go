@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -9,7 +10,9 @@ import (
 // This file parses crontab(5) time fields into bitsets, following the rules
 // of cronie's entry.c (load_entry, get_list, get_range, get_number), and
 // stricter where cronie silently accepts nonsense (steps longer than the
-// field, schedules that never fire).
+// field, schedules that never fire). Beyond crontab(5) it parses the
+// calendar rules of Quartz and hashicorp/cronexpr: L, LW and NW in the
+// day-of-month field, DL and D#K in the day-of-week field.
 
 // The five fields of a crontab(5) schedule, in order.
 const (
@@ -58,9 +61,29 @@ type cronSpec struct {
 	dom    uint64 // bits 1-31
 	month  uint64 // bits 1-12
 	dow    uint64 // bits 0-6; 7 (Sunday) is folded into 0
+	cal    calendarRules
 	flags  cronFlags
 	text   string // the fields joined by single spaces, or the @macro
+	// days[n-28][w] are the days (bits 1-31) the two day fields match in a
+	// month of n days whose 1st is weekday w (0 = Sunday), with cronie's
+	// day-of-month/day-of-week rule applied. Every day the schedule fires
+	// on is looked up here.
+	days [4][7]uint32
 }
+
+// calendarRules are the day rules beyond crontab(5), with the semantics of
+// Quartz and hashicorp/cronexpr. Each adds days to its field's set, month by
+// month.
+type calendarRules struct {
+	last        bool   // day-of-month L: the last day of the month
+	lastWeekday bool   // day-of-month LW: the last Monday-Friday of the month
+	nearest     uint64 // day-of-month NW (bits 1-31): the Monday-Friday nearest day N, in the same month
+	lastDow     uint8  // day-of-week DL (bits 0-6): the last weekday D of the month
+	nthDow      uint64 // day-of-week D#K (bit (K-1)*7+D): the Kth weekday D of the month
+}
+
+// isZero reports whether no calendar rule is set.
+func (c *calendarRules) isZero() bool { return *c == calendarRules{} }
 
 // wildcard reports whether cronie treats the job as a wildcard job, one that
 // follows real time across daylight-saving transitions.
@@ -125,7 +148,7 @@ func parseCronSpec(text string) (cronSpec, error) {
 	var spec cronSpec
 	var sets [numFields]uint64
 	for i, f := range fields {
-		set, err := parseCronField(i, f)
+		set, err := parseCronField(i, f, &spec.cal)
 		if err != nil {
 			return cronSpec{}, err
 		}
@@ -140,40 +163,143 @@ func parseCronSpec(text string) (cronSpec, error) {
 		spec.dow |= 1
 	}
 	spec.text = strings.Join(fields, " ")
+	spec.buildDays()
 	if err := spec.checkCanFire(fields); err != nil {
 		return cronSpec{}, err
 	}
 	return spec, nil
 }
 
-// checkCanFire rejects a schedule that never fires: when a day must match
-// the day-of-month field (always, unless both day fields are restricted, in
-// which case any matching weekday will do), some month in the month field
-// must have a day in the day-of-month field. Over the 400-year Gregorian
-// cycle every valid (month, day) pair falls on every weekday, so the
-// day-of-week field cannot make a valid pair impossible.
+// checkCanFire rejects a schedule that never fires. A month's matching days
+// depend only on its length and the weekday of its 1st, and from 1970 to
+// 2099 every month of the month field has each of its lengths (28 and 29
+// for February) with each weekday of the 1st, so the schedule fires iff one
+// entry of the days table for such a month is not empty.
 func (s *cronSpec) checkCanFire(fields []string) error {
-	if !s.andDays() {
-		return nil
-	}
 	for m := 1; m <= 12; m++ {
 		if s.month&(1<<m) == 0 {
 			continue
 		}
-		if s.dom&(uint64(1)<<(daysInMonth[m]+1)-1) != 0 {
-			return nil
+		shortest := daysInMonth[m]
+		if m == 2 {
+			shortest = 28
+		}
+		for n := shortest; n <= daysInMonth[m]; n++ {
+			for w := range 7 {
+				if s.days[n-28][w] != 0 {
+					return nil
+				}
+			}
 		}
 	}
-	return fmt.Errorf("cron: expression %q never fires: no month in month field %q has a day in day-of-month field %q",
-		s.text, fields[fieldMonth], fields[fieldDom])
+	if s.andDays() && !s.cal.last && !s.cal.lastWeekday {
+		// The day-of-month field alone already rules out every month.
+		dom, possible := s.dom|s.cal.nearest, false
+		for m := 1; m <= 12; m++ {
+			possible = possible || s.month&(1<<m) != 0 && dom&(uint64(1)<<(daysInMonth[m]+1)-1) != 0
+		}
+		if !possible {
+			return fmt.Errorf("cron: expression %q never fires: no month in month field %q has a day in day-of-month field %q",
+				s.text, fields[fieldMonth], fields[fieldDom])
+		}
+	}
+	return fmt.Errorf("cron: expression %q never fires: no day of a month in month field %q matches both day-of-month field %q and day-of-week field %q",
+		s.text, fields[fieldMonth], fields[fieldDom], fields[fieldDow])
 }
 
-// parseCronField parses field number i (fieldMinute...) into a bitset.
-func parseCronField(i int, field string) (uint64, error) {
+// buildDays fills the days table: for each month length n and weekday of
+// the 1st, the days the day fields match, with cronie's rule (a day must
+// match both fields when either starts with *, else either), where each
+// field's set holds its plain values and the days its calendar rules pick in
+// such a month.
+func (s *cronSpec) buildDays() {
+	for first := range 7 {
+		// The days whose weekday is in the plain day-of-week set, and the
+		// Kth weekday D of the month, in any month whose 1st is first.
+		var weekly, nth uint32
+		for d := 1; d <= 31; d++ {
+			w := (first + d - 1) % 7
+			if s.dow&(1<<w) != 0 {
+				weekly |= 1 << d
+			}
+			if s.cal.nthDow&(1<<((d-1)/7*7+w)) != 0 {
+				nth |= 1 << d
+			}
+		}
+		for n := 28; n <= 31; n++ {
+			inMonth := uint32(1)<<(n+1) - 2
+			dom, dow := uint32(s.dom)&inMonth, (weekly|nth)&inMonth
+			if !s.cal.isZero() {
+				dom |= s.calendarDom(n, first)
+				for d := n - 6; d <= n; d++ { // the last week
+					if s.cal.lastDow&(1<<((first+d-1)%7)) != 0 {
+						dow |= 1 << d
+					}
+				}
+			}
+			if s.andDays() {
+				s.days[n-28][first] = dom & dow
+			} else {
+				s.days[n-28][first] = dom | dow
+			}
+		}
+	}
+}
+
+// calendarDom returns the days L, LW and NW pick in a month of n days whose
+// 1st is weekday first (0 = Sunday).
+func (s *cronSpec) calendarDom(n, first int) uint32 {
+	// nearest is the Monday-Friday nearest day d within the month, as in
+	// cronexpr's workdayOfMonth: a Saturday moves to the Friday before,
+	// unless it is the 1st (then the Monday after, the 3rd); a Sunday
+	// moves to the Monday after, unless it is the last day (then the
+	// Friday before).
+	nearest := func(d int) int {
+		switch (first + d - 1) % 7 {
+		case 6:
+			if d > 1 {
+				return d - 1
+			}
+			return d + 2
+		case 0:
+			if d < n {
+				return d + 1
+			}
+			return d - 2
+		}
+		return d
+	}
+	var dom uint32
+	if s.cal.last {
+		dom |= 1 << n
+	}
+	if s.cal.lastWeekday {
+		dom |= 1 << nearest(n)
+	}
+	for near := s.cal.nearest & (uint64(1)<<(n+1) - 1); near != 0; near &= near - 1 {
+		dom |= 1 << nearest(bits.TrailingZeros64(near))
+	}
+	return dom
+}
+
+// parseCronField parses field number i (fieldMinute...) into a bitset; the
+// calendar rules of the day fields go to cal.
+func parseCronField(i int, field string, cal *calendarRules) (uint64, error) {
 	info := &cronFields[i]
 	var set uint64
 	for elem := range strings.SplitSeq(field, ",") {
-		bits, err := info.parseElement(elem)
+		var bits uint64
+		var err error
+		var done bool
+		switch i {
+		case fieldDom:
+			done, err = parseDomCalendar(elem, cal)
+		case fieldDow:
+			done, err = info.parseDowCalendar(elem, cal)
+		}
+		if !done && err == nil {
+			bits, err = info.parseElement(elem)
+		}
 		if err != nil {
 			if elem == field {
 				return 0, fmt.Errorf("cron: %s field %q: %s", info.name, field, err)
@@ -183,6 +309,105 @@ func parseCronField(i int, field string) (uint64, error) {
 		set |= bits
 	}
 	return set, nil
+}
+
+// parseDomCalendar parses a day-of-month element L, LW or NW (N 1-31,
+// case-insensitive) into cal. done is false when elem is none of them and
+// names no L or W: the caller parses it as a plain element.
+func parseDomCalendar(elem string, cal *calendarRules) (done bool, err error) {
+	upper := strings.ToUpper(elem)
+	switch {
+	case strings.ContainsAny(upper, "~?*"):
+		return false, nil // the plain parser explains these
+	case upper == "L":
+		cal.last = true
+		return true, nil
+	case upper == "LW":
+		cal.lastWeekday = true
+		return true, nil
+	case strings.Contains(upper, "#"):
+		return true, fmt.Errorf("%q: nth weekday (\"#\") belongs in the day-of-week field, e.g. 5#3 for the third Friday", elem)
+	case !strings.ContainsAny(upper, "LW"):
+		return false, nil
+	case strings.HasPrefix(upper, "L-"):
+		return true, fmt.Errorf("%q: offsets from the last day (\"L-N\", Quartz) are not supported; write the days, or L for the last day", elem)
+	case strings.ContainsAny(upper, "-/"):
+		return true, fmt.Errorf("%q: \"L\" and \"W\" take no range or step: write L, LW or a single day NW such as 15W", elem)
+	case upper == "W":
+		return true, fmt.Errorf("%q: \"W\" needs a day: 15W is the weekday nearest the 15th, LW the last weekday of the month", elem)
+	case strings.HasSuffix(upper, "W") && isASCIIDigits(upper[:len(upper)-1]):
+		v, err := strconv.Atoi(upper[:len(upper)-1])
+		if err != nil || v < 1 || v > 31 {
+			return true, fmt.Errorf("%q: day %s out of range 1-31", elem, upper[:len(upper)-1])
+		}
+		cal.nearest |= 1 << v
+		return true, nil
+	case strings.HasSuffix(upper, "L") && isASCIIDigits(upper[:len(upper)-1]):
+		return true, fmt.Errorf("%q: in the day-of-month field \"L\" stands alone (the last day of the month); for the last weekday D of the month write DL in the day-of-week field, e.g. 5L", elem)
+	case strings.HasPrefix(upper, "L"):
+		return true, fmt.Errorf("%q: \"L\" takes no number after it: write L (the last day of the month) or LW (its last weekday)", elem)
+	}
+	return true, fmt.Errorf("%q is not a day: want a number 1-31, L, LW or NW (the weekday nearest day N)", elem)
+}
+
+// parseDowCalendar parses a day-of-week element DL or D#K (D 0-7 or
+// SUN-SAT, K 1-5, case-insensitive) into cal. done is false when elem is
+// none of them: the caller parses it as a plain element.
+func (info *cronFieldInfo) parseDowCalendar(elem string, cal *calendarRules) (done bool, err error) {
+	upper := strings.ToUpper(elem)
+	day := func(tok string) (int, error) {
+		if strings.ContainsAny(tok, "-/*,") {
+			return 0, fmt.Errorf("%q: \"L\" and \"#\" take a single weekday, not a range or step", elem)
+		}
+		v, _, err := info.parseValue(tok)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %s", elem, err)
+		}
+		return v % 7, nil
+	}
+	switch {
+	case strings.ContainsAny(upper, "~?"):
+		return false, nil // the plain parser explains these
+	case strings.Contains(upper, "#"):
+		d, k, _ := strings.Cut(elem, "#")
+		switch {
+		case d == "":
+			return true, fmt.Errorf("%q: missing weekday before \"#\"; 5#3 is the third Friday of the month", elem)
+		case k == "":
+			return true, fmt.Errorf("%q: missing week number after \"#\"; 5#3 is the third Friday of the month", elem)
+		case strings.ContainsAny(k, "-/") || strings.ContainsAny(d, "-/"):
+			return true, fmt.Errorf("%q: \"#\" takes a single weekday and week, not a range or step", elem)
+		case !isASCIIDigits(k):
+			return true, fmt.Errorf("%q: week %q after \"#\" is not a number 1-5", elem, k)
+		}
+		v, err := day(d)
+		if err != nil {
+			return true, err
+		}
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 1 || n > 5 {
+			return true, fmt.Errorf("%q: week %s out of range 1-5 (a month has at most five of each weekday)", elem, k)
+		}
+		cal.nthDow |= 1 << ((n-1)*7 + v)
+		return true, nil
+	case upper == "L":
+		return true, fmt.Errorf("%q: in the day-of-week field \"L\" needs a weekday before it (5L is the last Friday of the month); for the last day of the month write L in the day-of-month field", elem)
+	case upper == "W" || upper == "LW" || strings.HasSuffix(upper, "W") && !strings.HasSuffix(upper, "-W"):
+		if _, _, err := info.parseValue(strings.TrimSuffix(upper, "W")); err == nil || upper == "W" || upper == "LW" {
+			return true, fmt.Errorf("%q: nearest weekday (\"W\") belongs in the day-of-month field, e.g. 15W", elem)
+		}
+		return false, nil
+	case strings.Contains(upper, "L") && strings.ContainsAny(upper, "-/"):
+		return true, fmt.Errorf("%q: \"L\" takes a single weekday, not a range or step (5L is the last Friday of the month)", elem)
+	case strings.HasSuffix(upper, "L"):
+		v, err := day(upper[:len(upper)-1])
+		if err != nil {
+			return true, err
+		}
+		cal.lastDow |= 1 << v
+		return true, nil
+	}
+	return false, nil
 }
 
 // parseElement parses one element of a list: *, */STEP, N, N-M or N-M/STEP.
@@ -285,10 +510,10 @@ func (info *cronFieldInfo) badValue(tok string) error {
 	case strings.Contains(tok, "~"):
 		return fmt.Errorf("%q: random ranges (\"~\") are not supported by crontab(5)", tok)
 	case strings.Contains(tok, "#"):
-		return fmt.Errorf("%q: nth weekday (\"#\", Quartz syntax) is not supported by crontab(5)", tok)
+		return fmt.Errorf("%q: nth weekday (\"#\") is only allowed in the day-of-week field, e.g. 5#3 for the third Friday", tok)
 	case upper == "L" || upper == "LW" ||
 		len(upper) > 1 && (upper[len(upper)-1] == 'L' || upper[len(upper)-1] == 'W') && isASCIIDigits(upper[:len(upper)-1]):
-		return fmt.Errorf("%q: last/weekday (\"L\", \"W\", Quartz syntax) is not supported by crontab(5)", tok)
+		return fmt.Errorf("%q: \"L\" and \"W\" are only allowed in the day-of-month field (L, LW, 15W) and \"L\" in the day-of-week field (5L)", tok)
 	case info.nameHint != "":
 		return fmt.Errorf("%q is not a number or %s", tok, info.nameHint)
 	}

@@ -176,7 +176,7 @@ func TestCronNextUTC(t *testing.T) {
 	}
 }
 
-// TestCronNextEdges checks sub-minute starts, the year range cronexpr knows,
+// TestCronNextEdges checks sub-minute starts, the years schedules fire in (1970-2099),
 // and instants before 1970.
 func TestCronNextEdges(t *testing.T) {
 	s, err := Parse("cron:*/5 * * * *", nil)
@@ -260,11 +260,6 @@ func TestParseCronErrors(t *testing.T) {
 		{"cron:*-5 * * * *", `cron: minute field "*-5": "*" cannot be part of a range`},
 		{"cron:0 0 ? * *", `cron: day-of-month field "?": "?" is not supported (Quartz syntax)`},
 		{"cron:0 0 * * ?", `cron: day-of-week field "?": "?" is not supported`},
-		{"cron:0 0 L * *", `cron: day-of-month field "L": "L": last/weekday ("L", "W", Quartz syntax) is not supported`},
-		{"cron:0 0 LW * *", `cron: day-of-month field "LW": "LW": last/weekday`},
-		{"cron:0 0 15W * *", `cron: day-of-month field "15W": "15W": last/weekday`},
-		{"cron:0 0 * * 5L", `cron: day-of-week field "5L": "5L": last/weekday`},
-		{"cron:0 0 * * 5#3", `cron: day-of-week field "5#3": "5#3": nth weekday ("#", Quartz syntax)`},
 		{"cron:0 0 1~15 * *", `cron: day-of-month field "1~15": "1~15": random ranges ("~")`},
 		{"cron:0 0 * * * *", `cron: expression "0 0 * * * *" has 6 fields; want 5 (minute hour day-of-month month day-of-week) or an @macro; seconds and years fields are not supported`},
 		{"cron:0 0 0 1 1 * 2030", `cron: expression "0 0 0 1 1 * 2030" has 7 fields`},
@@ -305,35 +300,6 @@ func TestParseCronErrors(t *testing.T) {
 	} {
 		if _, err := Parse(expr, nil); err != nil {
 			t.Errorf("Parse(%q): %v", expr, err)
-		}
-	}
-}
-
-// TestCanonical checks the expression cronexpr is given: plain number lists,
-// Sunday as 0, and the day-of-week filter for cronie's AND case.
-func TestCanonical(t *testing.T) {
-	tests := []struct {
-		expr, want string
-		weekdays   uint8
-	}{
-		{"*/20 * * * *", "0,20,40 * * * *", 0},
-		{"0 9 * * 1-5", "0 9 * * 1,2,3,4,5", 0},
-		{"0 0 * * 5-7", "0 0 * * 0,5,6", 0},
-		{"0 0 1,15 * 5", "0 0 1,15 * 5", 0},                                           // OR: both given
-		{"0 0 1-31 * 5", "0 0 * * *", 0},                                              // OR with a full field: every day
-		{"0 0 */2 * 1", "0 0 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 * *", 1 << 1}, // AND: filtered
-		{"0 0 13 * *", "0 0 13 * *", 0},
-		{"0 0 * JAN-MAR *", "0 0 * 1,2,3 *", 0},
-		{"@weekly", "0 0 * * 0", 0},
-	}
-	for _, tt := range tests {
-		spec, err := parseCronSpec(tt.expr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, weekdays := spec.canonical()
-		if got != tt.want || weekdays != tt.weekdays {
-			t.Errorf("canonical(%q) = %q, %07b; want %q, %07b", tt.expr, got, weekdays, tt.want, tt.weekdays)
 		}
 	}
 }

@@ -34,10 +34,40 @@
 // day-of-week range may end in 7 or SUN (FRI-SUN). As in cronie, when the
 // day-of-month or the day-of-week field starts with *, a day must match both
 // fields; when both are restricted it must match either. Seconds and years
-// fields, ?, L, W, #, ~, N/STEP without a range, reversed ranges, steps of 0
-// or longer than the field's span, and schedules that can never fire (such as
-// 0 0 30 2 *) are errors. Cron schedules end in 2099: after that Next returns
-// the zero Time.
+// fields, ?, ~ (random values), N/STEP without a range, reversed ranges,
+// steps of 0 or longer than the field's span, and schedules that can never
+// fire (such as 0 0 30 2 * or 0 0 */20 * 5#2) are errors. Cron schedules end
+// in 2099: after that Next returns the zero Time.
+//
+// # Calendar rules
+//
+// Beyond crontab(5), the day fields take the calendar rules of Quartz, with
+// the semantics of github.com/hashicorp/cronexpr (which the tests check them
+// against). They are case-insensitive and may be list elements next to
+// plain values (1,L or MON,5L), but never part of a range or step:
+//
+//	L     day-of-month: the last day of the month (31, 30, 29 or 28)
+//	LW    day-of-month: the last Monday-Friday of the month
+//	NW    day-of-month: the Monday-Friday nearest day N (1-31) in the same
+//	      month: a Saturday moves to the Friday before, a Sunday to the
+//	      Monday after, but never across the month's boundary (1W on a
+//	      Saturday the 1st is Monday the 3rd, 31W on a Sunday the 31st is
+//	      Friday the 29th); a month without day N has no fire (31W skips
+//	      30-day months)
+//	DL    day-of-week: the last weekday D (0-7 or SUN-SAT) of the month;
+//	      5L is the last Friday
+//	D#K   day-of-week: the Kth (1-5) weekday D of the month; 5#3 is the
+//	      third Friday, and 5#5 skips months without a fifth Friday
+//
+// Each rule adds the days it picks to its field, and the two day fields
+// combine by the same rule as plain values: 0 0 L * * fires on the last day
+// of every month, 0 0 * * 5L on the last Friday, 0 0 L * 5 on the last day
+// and on every Friday (both restricted: either), and 0 0 */2 * 5#1 on the
+// first Friday only when it is an odd day (a field starts with *: both).
+// L alone in the day-of-week field (Quartz's Saturday), L-N offsets, W in
+// the day-of-week field and # in the day-of-month field are errors. A day a
+// calendar rule picks is like any other day under the daylight-saving
+// policy below.
 //
 // # Daylight-saving time
 //
@@ -56,5 +86,6 @@
 // Expressions longer than 256 bytes are rejected. Parse never panics, and
 // Next never loops without bound. The schedules Parse returns are immutable
 // and safe for concurrent use; each also implements fmt.Stringer with the
-// description Describe returns.
+// description in words Describe returns ("at 09:00 on the third Friday of
+// the month").
 package schedule

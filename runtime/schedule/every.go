@@ -17,22 +17,21 @@ const maxUnixSeconds = 1 << 62
 // everySchedule fires every interval seconds, on the multiples of the
 // interval since the Unix epoch.
 type everySchedule struct {
-	seconds int64  // the interval, 1..maxEverySeconds
-	text    string // the interval as written, e.g. "30s"
+	seconds int64 // the interval, 1..maxEverySeconds
 	loc     *time.Location
 }
 
 // parseEvery parses the argument of every:, e.g. "60", "30s", "5m" or "1h".
 func parseEvery(arg string, loc *time.Location) (*everySchedule, error) {
-	num, unit, suffix := arg, int64(1), "s"
+	num, unit := arg, int64(1)
 	if n := len(arg); n > 0 {
 		switch arg[n-1] {
 		case 's':
 			num = arg[:n-1]
 		case 'm':
-			num, unit, suffix = arg[:n-1], 60, "m"
+			num, unit = arg[:n-1], 60
 		case 'h':
-			num, unit, suffix = arg[:n-1], 3600, "h"
+			num, unit = arg[:n-1], 3600
 		}
 	}
 	if !isASCIIDigits(num) {
@@ -57,7 +56,6 @@ func parseEvery(arg string, loc *time.Location) (*everySchedule, error) {
 	}
 	return &everySchedule{
 		seconds: n * unit,
-		text:    strconv.FormatInt(n, 10) + suffix,
 		loc:     loc,
 	}, nil
 }
@@ -78,5 +76,5 @@ func (s *everySchedule) Next(t time.Time) time.Time {
 	return time.Unix((k+1)*s.seconds, 0).In(s.loc)
 }
 
-// String describes the schedule, e.g. "every 30s".
-func (s *everySchedule) String() string { return "every " + s.text }
+// String describes the schedule, e.g. "every 30s" or "every 1m30s".
+func (s *everySchedule) String() string { return "every " + durationWords(s.seconds) }

@@ -56,3 +56,31 @@ func ExampleIsOnce() {
 	// 2024-06-28 16:00:00 +0000 UTC
 	// true
 }
+
+// Describe explains a schedule in words, as the crontab command and the
+// dashboard show it next to the expression. The calendar rules L, W and #
+// read like any other field.
+func ExampleDescribe() {
+	for _, expr := range []string{
+		"every:90s", "daily:08:00", "cron:0 8 * * 1-5", "cron:*/15 9-17 * * *", "cron:* 0 * * *",
+		"cron:0 0 L * *", "cron:0 9 * * 5#3", "cron:30 17 LW * *", "cron:0,7,13 1,5 * * *",
+	} {
+		s, err := schedule.Parse(expr, nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-22s %s\n", expr, schedule.Describe(s))
+	}
+
+	// Output:
+	// every:90s              every 1m30s
+	// daily:08:00            at 08:00 every day
+	// cron:0 8 * * 1-5       at 08:00, Monday through Friday
+	// cron:*/15 9-17 * * *   every 15 minutes from 09:00 through 17:59
+	// cron:* 0 * * *         every minute from 00:00 through 00:59
+	// cron:0 0 L * *         at 00:00 on the last day of the month
+	// cron:0 9 * * 5#3       at 09:00 on the third Friday of the month
+	// cron:30 17 LW * *      at 17:30 on the last weekday of the month
+	// cron:0,7,13 1,5 * * *  at minutes 0,7,13 past hours 1,5
+}

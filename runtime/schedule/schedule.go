@@ -17,8 +17,8 @@ const formsWanted = "want every:, daily:, hourly:, cron: or at:"
 // Schedule tells when a task fires. The schedules returned by Parse are
 // immutable and safe for concurrent use by any number of goroutines.
 //
-// Every schedule returned by Parse also implements fmt.Stringer with a
-// readable description (see Describe).
+// Every schedule returned by Parse also implements fmt.Stringer with its
+// description in words (see Describe).
 type Schedule interface {
 	// Next returns the first fire strictly after t, or the zero Time when
 	// there is none (an at: schedule that has fired, or a cron schedule past
@@ -82,11 +82,26 @@ func unlessErr[S Schedule](s S, err error) (Schedule, error) {
 	return s, nil
 }
 
-// Describe returns a readable description of s, as stored in a task's
-// interval field: "every 30s", "daily at 03:00 (Europe/London)",
-// "hourly at minute 30 (UTC)", "cron 0 3 * * 1-5 (UTC)" or
-// "once at 2024-06-28T16:00:00Z". It returns s.String() for any other
-// fmt.Stringer, the Go type for other schedules and "" for nil.
+// Describe explains s in English words, as stored in a task's interval
+// field and shown by the crontab command and the dashboard next to the
+// expression itself:
+//
+//	every:90s              every 1m30s
+//	daily:08:00            at 08:00 every day
+//	hourly:30              at minute 30 past every hour
+//	cron:0 8 * * 1-5       at 08:00, Monday through Friday
+//	cron:*/15 9-17 * * *   every 15 minutes from 09:00 through 17:59
+//	cron:* 0 * * *         every minute from 00:00 through 00:59
+//	cron:0 0 L * *         at 00:00 on the last day of the month
+//	cron:0 9 * * 5#3       at 09:00 on the third Friday of the month
+//	cron:0,7,13 1,5 * * *  at minutes 0,7,13 past hours 1,5
+//	at:1719590400          once at 2024-06-28T16:00:00Z
+//
+// A description is exact: when the fields are too irregular for a phrase,
+// it lists their values. The zone of a daily:, hourly: or cron: schedule
+// follows in parentheses unless it is UTC ("at 08:00 every day
+// (Europe/London)"); every: and at: schedules do not depend on it. Describe returns s.String() for any other fmt.Stringer, the
+// Go type for other schedules and "" for nil.
 func Describe(s Schedule) string {
 	switch s := s.(type) {
 	case nil:
@@ -138,7 +153,7 @@ func parseDaily(arg string, loc *time.Location) (*cronSchedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCronSchedule(spec, loc, fmt.Sprintf("daily at %02d:%02d (%s)", h, m, loc))
+	return newCronSchedule(spec, loc), nil
 }
 
 // parseHourly parses the argument of hourly:, "MM" or "M", into the cron
@@ -155,5 +170,5 @@ func parseHourly(arg string, loc *time.Location) (*cronSchedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCronSchedule(spec, loc, fmt.Sprintf("hourly at minute %02d (%s)", m, loc))
+	return newCronSchedule(spec, loc), nil
 }

@@ -14,6 +14,8 @@ var benchExpressions = []struct{ name, expr, zone, cron string }{
 	{"daily:03:00/London", "daily:03:00", "Europe/London", "0 3 * * *"},
 	{"cron:*/5", "cron:*/5 * * * *", "UTC", "*/5 * * * *"},
 	{"cron:0_9_*_*_1-5", "cron:0 9 * * 1-5", "UTC", "0 9 * * 1-5"},
+	{"cron:0_0_L_*_*", "cron:0 0 L * *", "UTC", "0 0 L * *"},
+	{"cron:0_9_*_*_5#3", "cron:0 9 * * 5#3", "UTC", "0 9 * * 5#3"},
 }
 
 // BenchmarkParse measures Parse, and cronexpr.Parse on the same cron text.

@@ -9,8 +9,9 @@ import (
 // FuzzParse checks that Parse never panics or hangs, that it returns either
 // a schedule or an error, and that a schedule's Next is strictly after its
 // argument and monotonic, from starts around daylight-saving transitions.
-// For cron, daily: and hourly: schedules it also compares Next with the
-// minute-by-minute reference around one transition per zone.
+// For cron, daily: and hourly: schedules (calendar rules included) it also
+// compares Next with the minute-by-minute reference around one transition
+// per zone.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"every:30s", "every:60", "every:5m", "every:1h", "every:0", "every:-1", "every:1.5", "every:8785h",
@@ -21,18 +22,22 @@ func FuzzParse(f *testing.F) {
 		"cron:0 0 30 2 *", "cron:0 0 29 2 1", "cron:0 0 29 2 */7", "cron:5/10 * * * *", "cron:0 0 * * 5-1",
 		"cron:0 0 ? * *", "cron:0 0 L * *", "cron:0 0 * * 5#3", "cron:0 0 1~5 * *", "cron:0 0 * * * *",
 		"cron:1,,2 * * * *", "cron:1-2-3 * * * *", "cron:@reboot", "cron:\t0\t3 * * *",
+		"cron:0 0 LW * *", "cron:0 0 15W * *", "cron:30 0 28W,1W * *", "cron:30 2 * * 0#2", "cron:*/20 1 * * 0#1",
+		"cron:30 1 L * 0L", "cron:0 0 */2 * 5L", "cron:0 0 32W * *", "cron:0 0 * * 5#6", "cron:0 0 L-3 * *",
+		"cron:0 0 1-L * *", "cron:0 0 * * 5W", "cron:0 0 * * L", "cron:0 0 */20 * 1L",
 		"weekly:1", "", ":", "cron:" + strings.Repeat("1,", 120) + "1 * * * *",
 	} {
 		f.Add(seed)
 	}
 	zones := []*time.Location{time.UTC}
-	for _, name := range []string{"America/New_York", "Australia/Lord_Howe", "America/Sao_Paulo"} {
+	for _, name := range []string{"America/New_York", "Australia/Lord_Howe", "America/Sao_Paulo", "Africa/Cairo"} {
 		zones = append(zones, loadLocation(f, name))
 	}
 	refTransition := map[string]time.Time{
 		"America/New_York":    time.Date(2024, 11, 3, 6, 0, 0, 0, time.UTC),   // fall back
 		"Australia/Lord_Howe": time.Date(2024, 10, 5, 15, 30, 0, 0, time.UTC), // spring forward
 		"America/Sao_Paulo":   time.Date(2019, 2, 17, 2, 0, 0, 0, time.UTC),   // fall back at midnight
+		"Africa/Cairo":        time.Date(2023, 4, 27, 22, 0, 0, 0, time.UTC),  // spring forward on the last Friday
 	}
 	// Ascending starts, around transitions of the zones above.
 	var starts []time.Time

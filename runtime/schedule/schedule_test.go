@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -98,18 +99,24 @@ func TestDescribe(t *testing.T) {
 		once bool
 	}{
 		{"every:30s", nil, "every 30s", false},
-		{"every:60", nil, "every 60s", false},
+		{"every:60", nil, "every 1m", false},
+		{"every:90s", nil, "every 1m30s", false},
 		{"every:5m", london, "every 5m", false},
 		{"every:1h", nil, "every 1h", false},
+		{"every:3601", nil, "every 1h0m1s", false},
+		{"every:5400", nil, "every 1h30m", false},
 		{"every:8784h", nil, "every 8784h", false},
 		{"every:007m", nil, "every 7m", false},
-		{"daily:03:00", london, "daily at 03:00 (Europe/London)", false},
-		{"daily:3:05", nil, "daily at 03:05 (UTC)", false},
-		{"hourly:30", nil, "hourly at minute 30 (UTC)", false},
-		{"hourly:5", london, "hourly at minute 05 (Europe/London)", false},
-		{"cron:0 3 * * 1-5", nil, "cron 0 3 * * 1-5 (UTC)", false},
-		{"cron:  0\t3  * *   1-5 ", london, "cron 0 3 * * 1-5 (Europe/London)", false},
-		{"cron:@daily", nil, "cron @daily (UTC)", false},
+		{"daily:08:00", nil, "at 08:00 every day", false},
+		{"daily:03:00", london, "at 03:00 every day (Europe/London)", false},
+		{"daily:3:05", nil, "at 03:05 every day", false},
+		{"hourly:30", nil, "at minute 30 past every hour", false},
+		{"hourly:5", london, "at minute 5 past every hour (Europe/London)", false},
+		{"cron:0 3 * * 1-5", nil, "at 03:00, Monday through Friday", false},
+		{"cron:  0\t3  * *   1-5 ", london, "at 03:00, Monday through Friday (Europe/London)", false},
+		{"cron:@daily", nil, "at 00:00 every day", false},
+		{"cron:0 0 L * *", london, "at 00:00 on the last day of the month (Europe/London)", false},
+		{"cron:*/15 9-17 * * *", loadLocation(t, "UTC"), "every 15 minutes from 09:00 through 17:59", false},
 		{"at:1719590400", nil, "once at 2024-06-28T16:00:00Z", true},
 		{"at:1719590400", london, "once at 2024-06-28T16:00:00Z", true},
 	}
@@ -232,10 +239,10 @@ func TestAt(t *testing.T) {
 
 // TestConcurrentNext shares one Schedule between goroutines and compares
 // their answers with serial ones. Under -race it fails if Next writes
-// shared state (cronexpr's Next writes its Expression).
+// shared state.
 func TestConcurrentNext(t *testing.T) {
 	ny := loadLocation(t, "America/New_York")
-	for _, expr := range []string{"cron:*/5 * */2 * 1-5", "cron:0 0 */2 * 1", "daily:02:30", "every:45s"} {
+	for _, expr := range []string{"cron:*/5 * */2 * 1-5", "cron:0 0 */2 * 1", "cron:30 2 LW,15W * 0#2", "daily:02:30", "every:45s"} {
 		s, err := Parse(expr, ny)
 		if err != nil {
 			t.Fatal(err)
@@ -265,5 +272,119 @@ func TestConcurrentNext(t *testing.T) {
 		for e := range errs {
 			t.Error(e)
 		}
+	}
+}
+
+// TestDescribeWords is the golden table of cron descriptions: each must say
+// exactly what the fields match, and irregular fields are listed.
+func TestDescribeWords(t *testing.T) {
+	tests := []struct{ expr, want string }{
+		// Times of day.
+		{"0 8 * * 1-5", "at 08:00, Monday through Friday"},
+		{"30 17 * * *", "at 17:30 every day"},
+		{"0 8,17 * * *", "at 08:00 and 17:00 every day"},
+		{"0,30 2 * * *", "at 02:00 and 02:30 every day"},
+		{"0 */6 * * *", "at 00:00, 06:00, 12:00 and 18:00 every day"},
+		{"0 */4 * * *", "at minute 0 past hours 0,4,8,12,16,20"},
+		{"23 0-23/2 * * *", "at minute 23 past hours 0,2,4,6,8,10,12,14,16,18,20,22"},
+		{"0,7,13 1,5 * * *", "at minutes 0,7,13 past hours 1,5"},
+		{"0-29 * * * *", "at minutes 0-29 past every hour"},
+		{"*/7 * * * *", "at minutes 0,7,14,21,28,35,42,49,56 past every hour"},
+		{"5 9-17 * * *", "at minute 5 past hours 9-17"},
+		{"@hourly", "at minute 0 past every hour"},
+		// Every N minutes, whole days or hour windows.
+		{"* * * * *", "every minute"},
+		{"*/15 * * * *", "every 15 minutes"},
+		{"0-59/30 * * * *", "every 30 minutes"},
+		{"*/15 9-17 * * *", "every 15 minutes from 09:00 through 17:59"},
+		{"*/15 9-17 * * 1-5", "every 15 minutes from 09:00 through 17:59, Monday through Friday"},
+		// asynq #306: a minute wildcard in one hour is not a daily job.
+		{"* 0 * * *", "every minute from 00:00 through 00:59"},
+		{"* 9-11,14-17 * * *", "every minute from 09:00 through 11:59 and from 14:00 through 17:59"},
+		{"*/10 1,3,5,7 * * *", "every 10 minutes during hours 1,3,5,7"},
+		// Days of the week.
+		{"0 0 * * 0", "at 00:00 on Sundays"},
+		{"@weekly", "at 00:00 on Sundays"},
+		{"0 0 * * 1,5", "at 00:00 on Mondays and Fridays"},
+		{"0 0 * * 6,7", "at 00:00 on Saturdays and Sundays"},
+		{"0 0 * * FRI-SUN", "at 00:00, Friday through Sunday"},
+		{"0 0 * * 0-3", "at 00:00 on Monday through Wednesday and Sundays"},
+		{"0 0 * * 0-6", "at 00:00 every day"},
+		// Days of the month.
+		{"15 14 1 * *", "at 14:15 on the 1st of the month"},
+		{"@monthly", "at 00:00 on the 1st of the month"},
+		{"0 0 2,3,22,23 * *", "at 00:00 on the 2nd, the 3rd, the 22nd and the 23rd of the month"},
+		{"0 0 11-13 * *", "at 00:00 on the 11th through the 13th of the month"},
+		{"0 0 */2 * *", "at 00:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month"},
+		// crontab(5): both fields restricted, either matches.
+		{"30 4 1,15 * 5", "at 04:30 on the 1st and the 15th of the month, and on Fridays"},
+		{"0 0 1 * 1-5", "at 00:00 on the 1st of the month, and on Monday through Friday"},
+		{"0 0 1-31 * 1", "at 00:00 every day"},
+		// cronie: a field starting with * makes both fields count.
+		{"0 0 */2 * 1", "at 00:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month, if that day is a Monday"},
+		{"0 12 13 * */2", "at 12:00 on the 13th of the month, if that day is a Tuesday, a Thursday, a Saturday or a Sunday"},
+		// Months.
+		{"@yearly", "at 00:00 on the 1st of January"},
+		{"0 0 1 1,7 *", "at 00:00 on the 1st of January and July"},
+		{"59 23 * FEB *", "at 23:59 every day in February"},
+		{"0 9 * 3-5 1", "at 09:00 on Mondays in March through May"},
+		{"*/5 * * 12 *", "every 5 minutes in December"},
+		{"30 4 1,15 OCT 5", "at 04:30 on the 1st and the 15th of the month, and on Fridays, only in October"},
+		// Calendar rules.
+		{"0 0 L * *", "at 00:00 on the last day of the month"},
+		{"0 0 LW * *", "at 00:00 on the last weekday of the month"},
+		{"0 0 15W * *", "at 00:00 on the weekday nearest the 15th of the month"},
+		{"0 0 1,L * *", "at 00:00 on the 1st and the last day of the month"},
+		{"0 0 L 2 *", "at 00:00 on the last day of February"},
+		{"0 9 * * 5#3", "at 09:00 on the third Friday of the month"},
+		{"0 9 * * 1#1,5L", "at 09:00 on the first Monday and the last Friday of the month"},
+		{"0 9 * * 1,5L", "at 09:00 on Mondays and the last Friday of the month"},
+		{"0 9 * 1 5L", "at 09:00 on the last Friday of January"},
+		{"0 9 * 1 1,5L", "at 09:00 on Mondays and the last Friday of the month in January"},
+		{"0 9 L 1 5L", "at 09:00 on the last day of the month, and on the last Friday of the month, only in January"},
+		{"0 9 */2 1 5L", "at 09:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month, if that day is the last Friday, only in January"},
+		{"0 0 L * 5", "at 00:00 on the last day of the month, and on Fridays"},
+		{"0 0 */2 * 5#3", "at 00:00 on days 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31 of the month, if that day is the third Friday"},
+	}
+	for _, tt := range tests {
+		s, err := Parse("cron:"+tt.expr, nil)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.expr, err)
+			continue
+		}
+		if got := Describe(s); got != tt.want {
+			t.Errorf("Describe(cron:%s)\n got: %s\nwant: %s", tt.expr, got, tt.want)
+		}
+	}
+}
+
+// TestDescribeIsExact checks over random expressions, calendar rules
+// included, that two schedules with the same description fire at the same
+// wall-clock times: the same minutes, hours and months, and the same days
+// in every kind of month. A description that fits two different schedules
+// would be a wrong paraphrase of one of them.
+func TestDescribeIsExact(t *testing.T) {
+	type matches struct {
+		minute, hour, month uint64
+		days                [4][7]uint32
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	seen := map[string]matches{}
+	exprs := map[string]string{}
+	for i := range 20000 {
+		expr := randomCronExpression(r, i%2 == 1)
+		spec, err := parseCronSpec(expr)
+		if err != nil {
+			continue
+		}
+		m := matches{spec.minute, spec.hour, spec.month, spec.days}
+		d := spec.describe()
+		if prev, ok := seen[d]; ok && prev != m {
+			t.Errorf("%q and %q are different schedules with the same description %q", exprs[d], expr, d)
+		}
+		seen[d], exprs[d] = m, expr
+	}
+	if len(seen) < 5000 {
+		t.Errorf("only %d distinct descriptions", len(seen))
 	}
 }
