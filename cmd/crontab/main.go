@@ -104,7 +104,7 @@ func init() {
 			}},
 		{name: "set", args: "KEY", summary: "create or change a run-time task, checked as Client.SetTask checks it", nargs: 1, run: cmdSet, flags: setFlags},
 		{name: "trigger", args: "NAME", summary: "run the task once now, on one process, without moving its schedule", nargs: 1, run: cmdTrigger},
-		{name: "remove", args: "NAME", summary: "remove a run-time task (one added with Client.SetTask)", nargs: 1, run: cmdRemove},
+		{name: "remove", args: "NAME", summary: "remove a run-time task (one added with Client.SetTask or crontab set)", nargs: 1, run: cmdRemove},
 		{name: "history", args: "NAME", summary: "the task's (or job type's) latest runs, newest first", nargs: 1, run: cmdHistory,
 			flags: func(fs *flag.FlagSet, o *cmdOpts) {
 				fs.IntVar(&o.limit, "limit", 20, "runs to show; 0 shows all that are kept")
