@@ -94,7 +94,7 @@ const classUnknown = "unknown: set without the task code"
 // decode them records each run failed. The hash's class is that of the
 // task being updated, or of the task declared in code under the type's
 // name; else it says it is unknown. A zero Timeout takes the timeout of
-// that declared task, else the default (registry.DefaultTimeout).
+// that declared task, else DefaultTimeout.
 func (in *Inspector) SetTask(ctx context.Context, spec TaskSpec) error {
 	if in.err != nil {
 		return in.err

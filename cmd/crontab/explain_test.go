@@ -116,6 +116,18 @@ func TestExplainInstants(t *testing.T) {
 	}
 }
 
+// TestExplainOffline: explain builds no Redis client, so a Redis URL that
+// does not even parse does not stop it.
+func TestExplainOffline(t *testing.T) {
+	out, errs, code := runEnv(map[string]string{"REDIS_URL": "bogus://%%"}, "explain", "-n", "1", "-from", "2026-01-01T00:00:00Z", "every:1h")
+	if code != 0 || !strings.Contains(out, "2026-01-01 01:00:00 UTC") {
+		t.Errorf("explain with a bad REDIS_URL: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := runEnv(map[string]string{"REDIS_URL": "bogus://%%"}, "list"); code != exitUsage || !strings.Contains(errs, "-redis") {
+		t.Errorf("list with a bad REDIS_URL: exit %d, stderr %q; want the URL refused", code, errs)
+	}
+}
+
 // TestExplainErrors: a bad expression, zone, -n or -from is a usage error
 // (exit 2) that names it, and prints nothing on stdout.
 func TestExplainErrors(t *testing.T) {

@@ -65,8 +65,10 @@ type command struct {
 	// nargs is the number of arguments: exact when >= 0; -1 means one or
 	// more.
 	nargs int
-	flags func(fs *flag.FlagSet, o *cmdOpts)
-	run   func(ctx context.Context, c *cli, o *cmdOpts, args []string) error
+	// offline commands need no Redis: no client is built for them.
+	offline bool
+	flags   func(fs *flag.FlagSet, o *cmdOpts)
+	run     func(ctx context.Context, c *cli, o *cmdOpts, args []string) error
 }
 
 // cmdOpts holds the flags of individual commands.
@@ -96,7 +98,7 @@ func init() {
 			flags: func(fs *flag.FlagSet, o *cmdOpts) {
 				fs.IntVar(&o.n, "n", 10, "instants to show, 1 to 1000")
 			}},
-		{name: "explain", args: "EXPRESSION", summary: "a schedule expression in words and its next instants, daylight-saving changes marked (no Redis)", nargs: 1, run: cmdExplain,
+		{name: "explain", args: "EXPRESSION", summary: "a schedule expression in words and its next instants, daylight-saving changes marked (no Redis)", nargs: 1, run: cmdExplain, offline: true,
 			flags: func(fs *flag.FlagSet, o *cmdOpts) {
 				fs.IntVar(&o.n, "n", 10, "instants to show, 1 to 1000")
 				fs.StringVar(&o.explain.tz, "tz", "UTC", "the IANA `ZONE` the schedule is computed in")
@@ -251,8 +253,10 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if c.output != "table" && c.output != "json" {
 		return usagef("-o %q: want table or json", c.output)
 	}
-	if err := c.connect(); err != nil {
-		return err
+	if !cmd.offline {
+		if err := c.connect(); err != nil {
+			return err
+		}
 	}
 	return cmd.run(ctx, c, &o, rest)
 }
