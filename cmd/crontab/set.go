@@ -34,7 +34,7 @@ func (o *optValue) IsBoolFlag() bool { return o.isBool }
 
 // setOpts are the flags of set: one per field of crontab.TaskSpec that an
 // operator sets (Rate and Priority are not: SetTask refuses any value of
-// them for a run-time task).
+// them for a run-time task; retries are the type's, TaskSpec has none).
 type setOpts struct {
 	typ, expression, tz, params, status, timeout, concurrent, misfire, maxRunning optValue
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -43,6 +44,21 @@ func TestSet(t *testing.T) {
 	}
 	before := ti
 
+	// -o json: what was done, and the task's status and next run.
+	out = e.ok(t, "-o", "json", "set", "nightly mail", "-params", `{"to":"b@example.com"}`)
+	var res struct {
+		Task, Action, Status string
+		Next                 time.Time
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if ti, _ = e.inspector.Task(ctx, "nightly mail"); res.Task != "nightly mail" || res.Action != "changed" || res.Status != "paused" ||
+		!res.Next.Equal(ti.Next) || string(ti.Params) != `{"to":"b@example.com"}` || ti.Expression != "every:2h" {
+		t.Errorf("-o json set: %s, task %+v", out, ti)
+	}
+	before = ti
+
 	for _, bad := range []struct {
 		args []string
 		code int
@@ -78,7 +94,7 @@ func TestSet(t *testing.T) {
 	}
 
 	show := e.ok(t, "show", "nightly mail")
-	for _, want := range []string{"nightly mail", "mail", "dynamic", "paused", "every:2h in Europe/Berlin", `{"to":"ops@example.com"}`, "30s", "max running:"} {
+	for _, want := range []string{"nightly mail", "mail", "dynamic", "paused", "every:2h in Europe/Berlin", `{"to":"b@example.com"}`, "30s", "max running:"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show lacks %q:\n%s", want, show)
 		}
