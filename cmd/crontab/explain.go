@@ -144,8 +144,13 @@ func dstPolicy(expr string, loc *time.Location, prev, cur time.Time) string {
 		if f.IsZero() || f.Before(start) || f.Sub(start) >= shift {
 			return "" // the fire the old offset wants is not in the gap
 		}
-		if cur.Equal(start) && cur.Before(f) {
-			return fmt.Sprintf("%s is not on the clock: fired at the jump", f.Format(hm))
+		// At the jump, a fire whose own wall time is not on the schedule
+		// is the gap's fire moved there (a fixed-time job); a fire that is
+		// (or one later) follows real time and the gap's fire is skipped.
+		if cur.Equal(start) {
+			if now, err := crontab.Parse(expr, time.FixedZone(cn, co)); err == nil && !now.Next(cur.Add(-time.Nanosecond)).Equal(cur) {
+				return fmt.Sprintf("%s is not on the clock: fired at the jump", f.Format(hm))
+			}
 		}
 		return fmt.Sprintf("%s is not on the clock: skipped", f.Format(hm))
 	case shift < 0: // fall back: the wall times [start-in-co, -shift) come twice

@@ -35,6 +35,10 @@ func TestExplainGolden(t *testing.T) {
 	}{
 		{"weekdays_berlin", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-24T12:00:00Z", "-n", "6", "cron:0 8 * * 1-5"}},
 		{"spring_fixed_moved", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-26T00:00:00Z", "-n", "4", "cron:30 2 * * *"}},
+		{"spring_fixed_at_gap_start", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-27T12:00:00Z", "-n", "2", "daily:02:00"}},
+		{"spring_wildcard_at_gap_end", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-28T00:30:00Z", "-n", "2", "cron:0 * * * *"}},
+		{"spring_fixed_late_in_gap", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-27T01:58:00Z", "-n", "3", "cron:59 2 * * *"}},
+		{"spring_wildcard_hour_gone", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-27T01:00:00Z", "-n", "3", "cron:*/20 2 * * *"}},
 		{"spring_wildcard_skipped", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-03-28T00:00:00Z", "-n", "4", "hourly:30"}},
 		{"spring_every", "America/New_York", []string{"-tz", "Europe/Berlin", "-from", "2027-03-28T00:30:00Z", "-n", "3", "every:1h"}},
 		{"fall_wildcard_again", "UTC", []string{"-tz", "Europe/Berlin", "-from", "2027-10-30T23:00:00Z", "-n", "4", "hourly:30"}},
