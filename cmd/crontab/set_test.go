@@ -99,6 +99,13 @@ func TestSet(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, show)
 		}
 	}
+	// next reads a run-time task's schedule as it reads a declared one's.
+	next, _, code := e.crontabTZ("UTC", "next", "nightly mail", "-n", "2")
+	if berlin, _ := time.LoadLocation("Europe/Berlin"); code != 0 || !strings.HasPrefix(next, `task "nightly mail": every:2h: `) ||
+		!strings.Contains(next, "status: paused") || !strings.Contains(next, before.Next.In(berlin).Format(instantLayout)) ||
+		!strings.Contains(next, before.Next.Add(2*time.Hour).In(berlin).Format(instantLayout)) {
+		t.Errorf("next of the run-time task: exit %d\n%s", code, next)
+	}
 	if list := e.ok(t, "list"); !strings.Contains(list, "nightly mail") || !strings.Contains(list, "every:2h (Europe/Berlin)") {
 		t.Errorf("list:\n%s", list)
 	}
