@@ -17,8 +17,13 @@
 //	resume NAME...       make a paused task active again, from its next future instant
 //	disable NAME...      take the task out of the queue
 //	enable NAME...       make a disabled task active again, queued at its next future instant
+//	next NAME            the task's next instants, in its zone and the local zone, from
+//	                     Redis time (its next_run) and with what its status does to them
+//	explain EXPRESSION   a schedule expression in words (crontab.Describe) with its zone, and
+//	                     its next instants, daylight-saving transitions marked; no Redis
+//	set KEY              create or change a run-time task, checked by Client.SetTask
 //	trigger NAME         run the task once now, on one process, without moving its schedule
-//	remove NAME          remove a run-time task (one added with Client.SetTask)
+//	remove NAME          remove a run-time task (one added with Client.SetTask or set)
 //	history NAME         the task's (or job type's) latest runs, newest first
 //	jobs                 list jobs: pending, running and dead; WAIT says why a due
 //	                     pending job is not claimed yet: max_running USE/CAP, rate N/D,
@@ -43,6 +48,15 @@
 // Flags of one command:
 //
 //	history -limit N               runs to show (default 20; 0: all that are kept)
+//	next -n N                      instants to show, 1 to 1000 (default 10)
+//	explain -tz ZONE -n N -from T  the schedule's IANA zone (default UTC); instants to show, 1 to
+//	                               1000 (default 10); list those after the RFC 3339 time T
+//	                               (default now), for output that does not change
+//	set -type T -expression E      the registered type (one a live process runs) and the
+//	                               schedule; required to create, optional to change
+//	set -tz Z -params JSON -timeout D -status S -concurrent -misfire P -max-running N
+//	                               the other fields of crontab.TaskSpec; a change keeps what
+//	                               no flag gives
 //	jobs -state S -task NAME -limit N
 //	                               S is pending, running or dead (default: all three); NAME a job
 //	                               type; N caps each state (default 50; 0: no cap)
@@ -58,7 +72,16 @@
 //
 // Exit status: 0 on success; 1 on failure (Redis unreachable, no such task
 // or job, a trigger refused because the task is paused, disabled or still
-// running); 2 on a usage error (unknown command or flag, missing argument).
+// running, a set refused by Client.SetTask); 2 on a usage error (unknown
+// command or flag, missing argument, a flag value that does not parse, an
+// expression or zone explain cannot parse).
+//
+// The local zone of next and explain is $TZ, else the system's. explain
+// marks an instant whose UTC offset differs from the one before it with
+// "<- DST: CET -> CEST (+01:00 -> +02:00)" and what the daylight-saving
+// policy did there: "02:30 CET is not on the clock: fired at the jump"
+// (a fixed-time job), "...: skipped" (a job that follows real time),
+// "02:30 CET again: the clock went back", "02:30 CET not repeated".
 //
 // # Examples
 //
@@ -76,6 +99,15 @@
 //	resumed "clean logs"
 //	triggered "clean logs": fires at 2026-11-29 20:31:00.940 on one process; its schedule is unchanged
 //	$ crontab history -limit 5 flaky
+//	$ TZ=America/New_York crontab explain -tz Europe/Berlin -from 2027-03-26T00:00:00Z -n 4 "cron:30 2 * * *"
+//	cron 30 2 * * *, Europe/Berlin
+//	2027-03-26 02:30:00 CET    2027-03-25 21:30:00 EDT
+//	2027-03-27 02:30:00 CET    2027-03-26 21:30:00 EDT
+//	2027-03-28 03:00:00 CEST   2027-03-27 21:00:00 EDT   <- DST: CET -> CEST (+01:00 -> +02:00); 02:30 CET is not on the clock: fired at the jump
+//	2027-03-29 02:30:00 CEST   2027-03-28 20:30:00 EDT
+//	$ crontab next -n 3 "clean logs"
+//	$ crontab set "nightly sms" -type "send sms" -expression daily:21:00 -tz Europe/Berlin -params '{"to":"+4917012345"}'
+//	created "nightly sms": daily:21:00 (Europe/Berlin), active, next run 2026-12-01 15:00:00
 //	$ crontab jobs -state dead -task "send sms"
 //	$ crontab retry 8f2c0a91d4e6b7a3c5d1e2f0
 //	$ crontab -o json list | jq -r '.[] | select(.status != "active") | .name'

@@ -65,8 +65,10 @@ type command struct {
 	// nargs is the number of arguments: exact when >= 0; -1 means one or
 	// more.
 	nargs int
-	flags func(fs *flag.FlagSet, o *cmdOpts)
-	run   func(ctx context.Context, c *cli, o *cmdOpts, args []string) error
+	// offline commands need no Redis: no client is built for them.
+	offline bool
+	flags   func(fs *flag.FlagSet, o *cmdOpts)
+	run     func(ctx context.Context, c *cli, o *cmdOpts, args []string) error
 }
 
 // cmdOpts holds the flags of individual commands.
@@ -77,6 +79,9 @@ type cmdOpts struct {
 	addr      string
 	token     string
 	basicAuth string
+	n         int         // next, explain: how many instants
+	explain   explainOpts // explain.go
+	set       setOpts     // set.go
 }
 
 var commands []*command
@@ -89,8 +94,19 @@ func init() {
 		{name: "resume", args: "NAME...", summary: "make a paused task active again, from its next future instant", nargs: -1, run: statusCmd("resume")},
 		{name: "disable", args: "NAME...", summary: "take the task out of the queue", nargs: -1, run: statusCmd("disable")},
 		{name: "enable", args: "NAME...", summary: "make a disabled task active again, queued at its next future instant", nargs: -1, run: statusCmd("enable")},
+		{name: "next", args: "NAME", summary: "the task's next instants, in its zone and the local zone, from Redis time and its status", nargs: 1, run: cmdNext,
+			flags: func(fs *flag.FlagSet, o *cmdOpts) {
+				fs.IntVar(&o.n, "n", 10, "instants to show, 1 to 1000")
+			}},
+		{name: "explain", args: "EXPRESSION", summary: "a schedule expression in words and its next instants, daylight-saving changes marked (no Redis)", nargs: 1, run: cmdExplain, offline: true,
+			flags: func(fs *flag.FlagSet, o *cmdOpts) {
+				fs.IntVar(&o.n, "n", 10, "instants to show, 1 to 1000")
+				fs.StringVar(&o.explain.tz, "tz", "UTC", "the IANA `ZONE` the schedule is computed in")
+				fs.StringVar(&o.explain.from, "from", "", "list the instants after this RFC 3339 `TIME` (default now)")
+			}},
+		{name: "set", args: "KEY", summary: "create or change a run-time task, checked as Client.SetTask checks it", nargs: 1, run: cmdSet, flags: setFlags},
 		{name: "trigger", args: "NAME", summary: "run the task once now, on one process, without moving its schedule", nargs: 1, run: cmdTrigger},
-		{name: "remove", args: "NAME", summary: "remove a run-time task (one added with Client.SetTask)", nargs: 1, run: cmdRemove},
+		{name: "remove", args: "NAME", summary: "remove a run-time task (one added with Client.SetTask or crontab set)", nargs: 1, run: cmdRemove},
 		{name: "history", args: "NAME", summary: "the task's (or job type's) latest runs, newest first", nargs: 1, run: cmdHistory,
 			flags: func(fs *flag.FlagSet, o *cmdOpts) {
 				fs.IntVar(&o.limit, "limit", 20, "runs to show; 0 shows all that are kept")
@@ -237,8 +253,10 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if c.output != "table" && c.output != "json" {
 		return usagef("-o %q: want table or json", c.output)
 	}
-	if err := c.connect(); err != nil {
-		return err
+	if !cmd.offline {
+		if err := c.connect(); err != nil {
+			return err
+		}
 	}
 	return cmd.run(ctx, c, &o, rest)
 }
@@ -295,6 +313,9 @@ Examples:
   crontab list
   crontab pause "clean logs"
   crontab trigger heartbeat
+  crontab next -n 5 "clean logs"
+  crontab explain -tz Europe/Berlin "cron:0 8 * * 1-5"
+  crontab set "nightly sms" -type "send sms" -expression daily:21:00 -tz Europe/Berlin -params '{"to":"+4917"}'
   crontab history -limit 5 flaky
   crontab jobs -state dead -task "send sms"
   crontab -o json list | jq '.[] | select(.status != "active") | .name'

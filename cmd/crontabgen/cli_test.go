@@ -21,7 +21,7 @@ func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
 func TestUsage(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, _ := runIn(t, dir, "-h")
-	if code != 0 || !strings.HasPrefix(stdout, "usage: crontabgen [-o FILE] [-check] [-tags LIST] [DIR|PATTERN ...]") {
+	if code != 0 || !strings.HasPrefix(stdout, "usage: crontabgen [-o FILE] [-check] [-tags LIST] [-v] [DIR|PATTERN ...]") {
 		t.Errorf("-h: exit %d, stdout:\n%s", code, stdout)
 	}
 	for _, args := range [][]string{

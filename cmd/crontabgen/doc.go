@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	crontabgen [-o FILE] [-check] [-tags LIST] [DIR|PATTERN ...]
+//	crontabgen [-o FILE] [-check] [-tags LIST] [-v] [DIR|PATTERN ...]
 //
 // The flags are:
 //
@@ -20,6 +20,14 @@
 //		Comma-separated build tags to load the packages with, as for
 //		go build -tags. The generated file is then meant for builds with
 //		the same tags.
+//	-v
+//		Print each task and job type found, one a line in the order of the
+//		generated file: its name, its expression and the schedule in words
+//		(the runtime's Describe) with its zone, or "(job type)", e.g.
+//
+//			clean logs  daily:03:00  daily at 03:00, UTC
+//			send sms    (job type)   runs when enqueued
+//
 //	-h
 //		Print the usage and exit.
 //

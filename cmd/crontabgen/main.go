@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/gocrontab/crontab/internal/gen"
 )
 
-const usage = `usage: crontabgen [-o FILE] [-check] [-tags LIST] [DIR|PATTERN ...]
+const usage = `usage: crontabgen [-o FILE] [-check] [-tags LIST] [-v] [DIR|PATTERN ...]
 
 crontabgen finds the Go types annotated with //crontab: directives in the
 given directories (scanned recursively) or package patterns (default "."),
@@ -38,6 +40,7 @@ func run(cwd string, args []string, stdout, stderr io.Writer) int {
 	output := fs.String("o", "", "write the generated file to `FILE` (default crontab_gen.go in the first DIR)")
 	check := fs.Bool("check", false, "write nothing; exit 1 if FILE is stale or missing")
 	tags := fs.String("tags", "", "comma-separated `LIST` of build tags to apply while loading")
+	verbose := fs.Bool("v", false, "print each task and job type found, with its schedule in words")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -76,6 +79,9 @@ func run(cwd string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	name := gen.DisplayPath(cwd, res.Output)
+	if *verbose {
+		printTasks(stdout, res.Tasks)
+	}
 	if *check {
 		stale, missing, err := gen.Stale(res)
 		switch {
@@ -96,4 +102,20 @@ func run(cwd string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// printTasks writes -v's lines, in the order of the generated file: each
+// task's name, expression and schedule in words with its zone, or that it
+// is a job type.
+func printTasks(w io.Writer, tasks []gen.Task) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, t := range tasks {
+		if t.Expression == "" {
+			fmt.Fprintf(tw, "%s\t(job type)\truns when enqueued\n", t.Name)
+			continue
+		}
+		words := strings.TrimSuffix(t.Description, " ("+t.TZ+")") // words that name the zone already
+		fmt.Fprintf(tw, "%s\t%s\t%s, %s\n", t.Name, t.Expression, words, t.TZ)
+	}
+	tw.Flush()
 }

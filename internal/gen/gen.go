@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // DefaultOutput is the name of the generated file when no -o is given.
@@ -64,7 +66,8 @@ type Result struct {
 	Output string
 	// Source is its complete, gofmt'd content.
 	Source []byte
-	// Tasks are the annotated types, in the order of the generated file.
+	// Tasks are the annotated types, in the order of the generated file
+	// (package path, then type name).
 	Tasks []Task
 }
 
@@ -75,6 +78,11 @@ type Task struct {
 	PkgPath    string
 	TypeName   string
 	Expression string // empty for a job type
+	TZ         string // the zone of the schedule: the directive's tz, default UTC
+	// Description is the schedule in words, schedule.Describe of the
+	// expression parsed in TZ (what crontabgen -v prints); empty for a job
+	// type.
+	Description string
 }
 
 // Generate loads and checks the packages cfg names and renders the
@@ -125,14 +133,33 @@ func Generate(cfg Config) (*Result, error) {
 	}
 	src := r.src
 	res := &Result{Output: g.out.file, Source: src}
-	for _, t := range g.tasks {
-		res.Tasks = append(res.Tasks, Task{
+	tasks := slices.Clone(g.tasks)
+	sortForOutput(tasks)
+	for _, t := range tasks {
+		rt := Task{
 			Name:       t.dir.Name,
 			Class:      t.class(),
 			PkgPath:    t.pkg.PkgPath,
 			TypeName:   t.typeName(),
 			Expression: t.dir.Expression,
-		})
+			TZ:         t.dir.TZ,
+		}
+		if rt.TZ == "" {
+			rt.TZ = "UTC"
+		}
+		if rt.Expression != "" {
+			// Checked above: the zone loads and the expression parses.
+			loc, err := g.location(rt.TZ)
+			if err != nil {
+				return nil, fmt.Errorf("task %q: tz %q: %w", rt.Name, rt.TZ, err)
+			}
+			sched, err := schedule.Parse(rt.Expression, loc)
+			if err != nil {
+				return nil, fmt.Errorf("task %q: expression %q: %w", rt.Name, rt.Expression, err)
+			}
+			rt.Description = schedule.Describe(sched)
+		}
+		res.Tasks = append(res.Tasks, rt)
 	}
 	return res, nil
 }
