@@ -2,6 +2,10 @@
 // as many as you like: each job runs once, on one of them.
 //
 //	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/delayed/worker
+//
+// With REDIS_URL unset it uses the Redis at 127.0.0.1:6379, and fails with a
+// one-line hint when none answers there: the producer and the workers must
+// share one Redis, so it starts no private one.
 package main
 
 import (
