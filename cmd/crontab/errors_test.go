@@ -1,32 +1,27 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
-// crontabBin builds this command once, for the tests that look at what the
+// buildCrontab builds this command, for the tests that look at what the
 // real process writes to its stderr (go-redis's own logger writes there,
 // not to run's stderr).
-var crontabBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "crontab-cli")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "crontab")
+func buildCrontab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "crontab")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
-})
+	return bin
+}
 
 // closedURL is a redis:// URL of a loopback port where nothing listens.
 func closedURL(t *testing.T) string {
@@ -57,10 +52,7 @@ type errorCase struct {
 // not one).
 func TestErrorLines(t *testing.T) {
 	t.Parallel()
-	bin, err := crontabBin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := buildCrontab(t)
 	srv := redistest.Start(t) // an empty namespace: every name is unknown
 	live, down := srv.URL(), closedURL(t)
 	downAddr := strings.TrimPrefix(down, "redis://")
