@@ -88,6 +88,17 @@ func TestOpenProbed(t *testing.T) {
 	if r.Private || r.Addr != srv.Addr() || r.URL != "redis://"+srv.Addr() || out.String() != "" {
 		t.Errorf("Open = %+v, printed %q; want the probed server", r, out.String())
 	}
+	// A server that answers but refuses this program is not replaced by a
+	// private one: the error says what it answered.
+	locked := redistest.Start(t, redistest.WithPassword("s3cret"))
+	want := "the server at " + locked.Addr() + " (REDIS_URL unset) is not a Redis this program can use: PING: NOAUTH"
+	if r, err := Open(context.Background(), Config{Private: true, Stderr: &out, Getenv: env(EnvAddr, locked.Addr())}); err == nil ||
+		!strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "; set REDIS_URL") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a password-protected server at the probed address: %+v, %v; want %q...", r, err, want)
+	}
+	if out.String() != "" {
+		t.Errorf("printed %q", out.String())
+	}
 	if _, err := Open(context.Background(), Config{Getenv: env(EnvAddr, "nohostport")}); err == nil ||
 		!strings.Contains(err.Error(), `CRONTAB_DEV_REDIS_ADDR "nohostport": want host:port`) {
 		t.Errorf("a bad CRONTAB_DEV_REDIS_ADDR: %v", err)
