@@ -7,7 +7,8 @@
 //     line that names its address ("cannot reach Redis at 127.0.0.1:1
 //     (connection refused); check REDIS_URL").
 //  2. A Redis answers at $CRONTAB_DEV_REDIS_ADDR (host:port; default
-//     127.0.0.1:6379, where a developer's redis-server listens): that one.
+//     127.0.0.1:6379, where a developer's redis-server listens): that one. A
+//     server there that answers PING with an error (NOAUTH) is an error.
 //  3. [Config.Private] is set and redis-server is on PATH: a private
 //     redis-server, started for this run on a free loopback port, in a new
 //     temporary directory, without persistence (--save "" --appendonly no).
@@ -26,6 +27,10 @@
 // workers) leave Config.Private unset: a private server per process would
 // split them. CRONTAB_DEV_REDIS_ADDR lets a test point step 2 at a closed
 // port, so that it never uses a Redis it did not start.
+//
+// The private server is started by [redistest.Launch], the launcher the
+// benchmark and the chaos soak use too (a process group of its own, port
+// retries, the wait for PING).
 //
 // It is for examples and demos, not for services: a service is given its
 // Redis and waits for it (Scheduler.Run does).
