@@ -9,7 +9,7 @@ GENERATED := $(shell git ls-files '*crontab_gen.go' 2>/dev/null)
 
 .PHONY: run test check generate bench bench-sched bench-go fuzz chaos
 
-## run: run the example scheduler against $$REDIS_URL (default redis://127.0.0.1:6379)
+## run: run the example scheduler against $$REDIS_URL, else the Redis at 127.0.0.1:6379, else a private redis-server for this run
 run:
 	$(GO) run ./examples/basic
 

@@ -55,11 +55,11 @@ func (in *Inspector) Err() error { return in.err }
 
 // ErrNotActive is wrapped by the error of a Trigger of a task that is
 // paused or disabled.
-var ErrNotActive = errors.New("crontab: task is not active")
+var ErrNotActive = errors.New("task is not active")
 
 // ErrRunning is wrapped by the error of a Trigger of a non-concurrent task
 // whose previous run still runs.
-var ErrRunning = errors.New("crontab: task is running")
+var ErrRunning = errors.New("task is running")
 
 // Source says where a task was declared.
 type Source string

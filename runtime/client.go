@@ -16,12 +16,12 @@ import (
 
 // ErrNotFound is wrapped by errors about a job or task that does not exist
 // (any more): a job that already ran, was cancelled or never existed.
-var ErrNotFound = errors.New("crontab: not found")
+var ErrNotFound = errors.New("not found")
 
 // ErrDuplicate is wrapped by the error of an Enqueue whose WithID names a
 // job that is already pending, running or dead, and by the *DuplicateError
 // of an Enqueue whose unique identity (Unique) is held.
-var ErrDuplicate = errors.New("crontab: duplicate job id")
+var ErrDuplicate = errors.New("duplicate job id")
 
 // DuplicateError is the error of an Enqueue (or of one job of EnqueueMany)
 // whose unique identity (Unique, UniqueKey) is held by another job: ID is

@@ -13,6 +13,17 @@
 // re-exports their names (crontab.TaskConfig, crontab.Parse and the rest)
 // as aliases and wrappers.
 //
+// # Errors
+//
+// An error from this package's functions and methods begins with
+// "crontab: " once, followed by what was being done and to what
+// ("crontab: set status of \"nightly\": not found"). The sentinel errors
+// (ErrNotFound, ErrDuplicate, ErrNotActive, ErrRunning) carry no prefix:
+// they are only returned wrapped in such an error, and are meant for
+// errors.Is. A program that prints these errors under its own name (the
+// crontab command does: "crontab: ...") strips the leading "crontab: "
+// rather than doubling it.
+//
 // # Design: leaderless claims, one master for housekeeping
 //
 // Every process runs the same dispatch loop; none of them is a leader for

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -84,7 +83,7 @@ func (s *Scheduler) startup(ctx context.Context) error {
 
 // gaveUp is the error of a start that timed out (WithStartTimeout).
 func (s *Scheduler) gaveUp(addr string, attempts int, err error) error {
-	return fmt.Errorf("crontab: redis at %s not reachable after %v (%d attempts): %w", addr, s.opts.startTimeout, attempts, err)
+	return wrapErr(err, "redis at %s not reachable after %v (%d attempts)", addr, s.opts.startTimeout, attempts)
 }
 
 // connect is one attempt at the steps of the start that talk to Redis. Each
@@ -97,12 +96,12 @@ func (s *Scheduler) connect(ctx context.Context) error {
 	}
 	s.start = s.clock.Now()
 	if err := s.maint.quarantine(ctx); err != nil {
-		return fmt.Errorf("crontab: quarantine: %w", err)
+		return wrapErr(err, "quarantine")
 	}
 	s.runTypes = runNames(s.reg)
 	s.maint.digest = registryDigest(s.reg)
 	if err := s.maint.heartbeat(ctx); err != nil {
-		return fmt.Errorf("crontab: heartbeat: %w", err)
+		return wrapErr(err, "heartbeat")
 	}
 	return s.maint.register(ctx)
 }

@@ -208,7 +208,8 @@ func TestRunStartTimeout(t *testing.T) {
 			case err := <-done:
 				d := time.Since(began)
 				want := "crontab: redis at " + srv.Addr() + " not reachable after 500ms ("
-				if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "attempts): crontab: read redis TIME: ") {
+				if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "attempts): read redis TIME: ") ||
+					strings.Count(err.Error(), "crontab:") != 1 {
 					t.Fatalf("Run = %v, want an error starting %q", err, want)
 				}
 				if c.client.Options().MaxRetries < 0 && !errors.Is(err, syscall.ECONNREFUSED) {

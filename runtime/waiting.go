@@ -169,7 +169,7 @@ func (in *Inspector) ExplainWaiting(ctx context.Context, jobs []JobInfo) error {
 		f, seen := flows[j.Task]
 		if !seen {
 			if f, _, err = in.typeFlow(ctx, j.Task, live); err != nil {
-				return fmt.Errorf("crontab: jobs waiting: type %q: %w", j.Task, err)
+				return wrapErr(err, "jobs waiting: type %q", j.Task)
 			}
 			flows[j.Task] = f
 		}

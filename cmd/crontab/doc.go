@@ -83,6 +83,17 @@
 // (a fixed-time job), "...: skipped" (a job that follows real time),
 // "02:30 CET again: the clock went back", "02:30 CET not repeated".
 //
+// Errors go to stderr, one line per failure, each beginning with "crontab: "
+// once (the runtime's own "crontab: " prefix is not repeated). A usage error
+// ends with "; run 'crontab --help' for usage"; a Redis that cannot be
+// reached is one line whatever the command, and go-redis's own log lines are
+// not printed:
+//
+//	$ crontab -redis redis://127.0.0.1:1 list
+//	crontab: cannot reach Redis at 127.0.0.1:1 (connection refused); set -redis or REDIS_URL
+//	$ crontab pause nosuch
+//	crontab: set status of "nosuch": not found
+//
 // # Examples
 //
 //	$ crontab list
@@ -94,7 +105,7 @@
 //	$ crontab pause "clean logs"
 //	paused "clean logs"
 //	$ crontab trigger "clean logs"
-//	crontab: trigger "clean logs": it is paused: crontab: task is not active
+//	crontab: trigger "clean logs": it is paused: task is not active
 //	$ crontab resume "clean logs"; crontab trigger "clean logs"
 //	resumed "clean logs"
 //	triggered "clean logs": fires at 2026-11-29 20:31:00.940 on one process; its schedule is unchanged

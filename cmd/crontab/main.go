@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/dashboard"
+	"github.com/gocrontab/crontab/internal/redisnet"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -143,24 +145,13 @@ func lookup(name string) *command {
 // run is the whole program, for main and the tests: it returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	redisnet.RouteLogs(slog.Default()) // go-redis's lines at debug level, not on stderr
 	c := &cli{stdout: stdout, stderr: stderr, getenv: getenv}
 	err := c.run(ctx, args)
 	if c.rdb != nil {
 		c.rdb.Close()
 	}
-	var ue usageError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "crontab: %s\nRun 'crontab --help' for usage.\n", ue.msg)
-		return exitUsage
-	default:
-		fmt.Fprintf(stderr, "crontab: %s\n", strings.TrimPrefix(err.Error(), "crontab: "))
-		return exitFailure
-	}
+	return c.report(err) // errors.go
 }
 
 // commonFlags defines the flags every command accepts, with the current

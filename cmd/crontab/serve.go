@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gocrontab/crontab/dashboard"
+	"github.com/gocrontab/crontab/internal/redisnet"
 	"github.com/gocrontab/crontab/metrics"
 )
 
@@ -44,13 +45,14 @@ func cmdServe(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewCollector(c.inspector))
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
+	redisnet.RouteLogs(logger) // go-redis's own lines at debug level: off
 	h, err := dashboard.New(dashboard.Config{Inspector: c.inspector, Namespace: c.namespace, Token: token,
 		BasicUser: user, BasicPassword: pass, Metrics: metrics.Handler(reg), Logger: logger})
 	if err != nil {
 		return err
 	}
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis %s: %w", c.redisURL, err)
+		return fmt.Errorf("redis at %s: %w", c.redisAddr(), err)
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

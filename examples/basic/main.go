@@ -3,6 +3,12 @@
 //
 //	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/basic
 //
+// With REDIS_URL unset it uses the Redis at 127.0.0.1:6379
+// ($CRONTAB_DEV_REDIS_ADDR), and when none answers there it starts a
+// private redis-server for this run (the one on PATH) and says so; that
+// server is stopped, and its files removed, when basic exits. Processes with
+// private servers do not share their work: set REDIS_URL for that.
+//
 // Ctrl-C stops it gracefully.
 package main
 
@@ -18,6 +24,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/examples/basic/tasks"
+	"github.com/gocrontab/crontab/internal/devredis"
+	"github.com/gocrontab/crontab/internal/redisnet"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -29,22 +37,21 @@ func main() {
 }
 
 func run() error {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL %q: %w", url, err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(logger)
+	redisnet.RouteLogs(logger) // go-redis's own lines at debug level: off
+
+	// REDIS_URL, else the Redis at 127.0.0.1:6379, else a private one.
+	r, err := devredis.Open(ctx, devredis.Config{Name: "basic", Private: true})
+	if err != nil {
+		return err
+	}
+	defer r.Close() // stops a private server
+	rdb := redis.NewClient(r.Options())
+	defer rdb.Close()
 	s, err := tasks.NewScheduler(rdb,
 		crontab.WithLogger(logger),
 		crontab.WithNamespace(namespace()),
@@ -56,7 +63,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "scheduler %s running against %s; Ctrl-C stops it\n", s.ID(), opt.Addr)
+	fmt.Fprintf(os.Stderr, "scheduler %s running against %s; Ctrl-C stops it\n", s.ID(), r.Addr)
 	return s.Run(ctx)
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/examples/roles/tasks"
+	"github.com/gocrontab/crontab/internal/devredis"
+	"github.com/gocrontab/crontab/internal/redisnet"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -33,15 +35,14 @@ func main() {
 }
 
 func run(role string) error {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opt, err := redis.ParseURL(url)
+	redisnet.RouteLogs(nil) // go-redis's own lines: off
+	// REDIS_URL, else the Redis at 127.0.0.1:6379. No private server: the
+	// processes of this example share their Redis.
+	r, err := devredis.Open(context.Background(), devredis.Config{Name: "roles"})
 	if err != nil {
-		return fmt.Errorf("REDIS_URL %q: %w", url, err)
+		return err
 	}
-	rdb := redis.NewClient(opt)
+	rdb := redis.NewClient(r.Options())
 	defer rdb.Close()
 	ns := crontab.WithNamespace(namespace())
 

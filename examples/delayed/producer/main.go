@@ -3,6 +3,10 @@
 // jobs.
 //
 //	REDIS_URL=redis://127.0.0.1:6379 go run ./examples/delayed/producer
+//
+// With REDIS_URL unset it uses the Redis at 127.0.0.1:6379, and fails with a
+// one-line hint when none answers there: the producer and the workers must
+// share one Redis, so it starts no private one.
 package main
 
 import (
@@ -15,6 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/examples/delayed/sms"
+	"github.com/gocrontab/crontab/internal/devredis"
+	"github.com/gocrontab/crontab/internal/redisnet"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -26,15 +32,14 @@ func main() {
 }
 
 func run() error {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opt, err := redis.ParseURL(url)
+	redisnet.RouteLogs(nil) // go-redis's own lines: off
+	// REDIS_URL, else the Redis at 127.0.0.1:6379. No private server: the
+	// processes of this example share their Redis.
+	r, err := devredis.Open(context.Background(), devredis.Config{Name: "producer"})
 	if err != nil {
-		return fmt.Errorf("REDIS_URL %q: %w", url, err)
+		return err
 	}
-	rdb := redis.NewClient(opt)
+	rdb := redis.NewClient(r.Options())
 	defer rdb.Close()
 	ctx := context.Background()
 	c := sms.NewClient(rdb, crontab.WithNamespace(namespace()))
