@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -199,7 +200,11 @@ func cmdExplain(_ context.Context, c *cli, o *cmdOpts, args []string) error {
 	}
 	s, err := crontab.Parse(expr, loc)
 	if err != nil {
-		return usagef("explain: expression %q: %v", expr, err)
+		msg := err.Error()
+		if !strings.Contains(msg, strconv.Quote(expr)) {
+			msg = fmt.Sprintf("expression %q: %s", expr, msg)
+		}
+		return usagef("explain: %s", msg)
 	}
 	list := instants(expr, s, loc, c.localZone(), from, time.Time{}, o.n)
 	if c.output == "json" {
