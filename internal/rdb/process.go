@@ -260,9 +260,37 @@ func (r *RDB) QueueScores(ctx context.Context, tasks []string) (scores []float64
 	return out, in, nil
 }
 
-// ForgetTask drops a task key from the tasks set (its hash is gone).
+// ForgetTask drops a task key from the tasks and unqueued sets (its hash
+// is gone).
 func (r *RDB) ForgetTask(ctx context.Context, task string) error {
-	return r.c.SRem(ctx, r.k.Tasks(), task).Err()
+	if err := r.c.SRem(ctx, r.k.Tasks(), task).Err(); err != nil {
+		return err
+	}
+	return r.c.SRem(ctx, r.k.Unqueued(), task).Err()
+}
+
+// ScanTaskNames reads a page of the tasks set (SSCAN from cursor, about
+// count names) and returns the cursor of the next page, 0 at the end.
+func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
+}
+
+// DropUnqueued takes tasks found queued out of the unqueued set.
+func (r *RDB) DropUnqueued(ctx context.Context, tasks []string) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	args := make([]any, len(tasks))
+	for i, t := range tasks {
+		args[i] = t
+	}
+	return r.c.SRem(ctx, r.k.Unqueued(), args...).Err()
+}
+
+// ScanUnqueued reads a page of the unqueued set (Keys.Unqueued), as
+// ScanTaskNames does the tasks set.
+func (r *RDB) ScanUnqueued(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Unqueued(), cursor, "", count).Result()
 }
 
 // TaskRetry returns what retrying a task's fire needs: its type, its
