@@ -352,10 +352,10 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 			tied.members = append(tied.members, member)
 			continue
 		}
-		if len(due) < limit {
-			due, dueScores = append(due, member), append(dueScores, score)
-		}
+		due, dueScores = append(due, member), append(dueScores, score)
 	}
+	// A backlog: this process's share first (share.go).
+	due, dueScores = dp.currentShares().backlogShare().preferOwn(due, dueScores, limit)
 	if len(due) == 0 {
 		tied.all = tied.all || len(head) < read
 		if retryMS > 0 && (nextMS < 0 || retryMS < nextMS) {
