@@ -36,6 +36,8 @@
 //	    once each fired); then all made due at one instant and drained by
 //	    -schedule-procs worker processes: drain rate, lag, missed and
 //	    duplicate fires, and the lag of an every:1s probe task meanwhile.
+//	    With -schedule-zones the tasks are daily:09:00 spread over every
+//	    IANA zone, and each one's next_run after the fire is checked.
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -141,6 +143,7 @@ func main() {
 	priorityJobs := flag.Int("priority-jobs", 30000, "jobs of each priority of the -priority backlog")
 	flag.IntVar(&cfg.Schedules, "schedules", cfg.Schedules, "S6 run-time recurring tasks due at one instant")
 	flag.IntVar(&cfg.SchedProcs, "schedule-procs", cfg.SchedProcs, "S6 worker processes")
+	flag.BoolVar(&cfg.ScheduleZones, "schedule-zones", false, "S6 tasks daily:09:00 over every IANA zone (default every:1h, UTC)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -74,6 +74,10 @@ type Config struct {
 	// instant by SchedProcs worker processes.
 	Schedules  int
 	SchedProcs int
+	// ScheduleZones makes S6's tasks daily:09:00 spread over every IANA
+	// zone (instead of every:1h in UTC), and checks each one's next_run
+	// after the fire.
+	ScheduleZones bool
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,9 +47,15 @@ func tenantRegistry(reg *crontab.Registry, out *lineWriter) error {
 // tasks, the Redis memory they take, and the drain of one instant they
 // all share on SchedProcs worker processes.
 type schedulesOutcome struct {
-	Tasks        int     `json:"tasks"`
-	Procs        int     `json:"processes"`
-	Expression   string  `json:"expression"`
+	Tasks      int    `json:"tasks"`
+	Procs      int    `json:"processes"`
+	Expression string `json:"expression"`
+	// Zones is how many IANA zones the tasks are spread over (daily:09:00
+	// in zone i mod Zones), 0 for every:1h in UTC; WrongNext counts the
+	// tasks whose next_run after the fire is not the next 09:00 of their
+	// zone (must be 0).
+	Zones        int     `json:"zones,omitempty"`
+	WrongNext    int     `json:"wrong_next,omitempty"`
 	RegisterRate float64 `json:"register_tasks_per_s"`
 	// Registered is how the tasks were written: "SetTask x32" (one call
 	// per task from 32 goroutines).
@@ -79,6 +89,14 @@ type schedulesOutcome struct {
 func runSchedules(ctx context.Context, e *env) error {
 	n, procs := e.cfg.Schedules, e.cfg.SchedProcs
 	o := schedulesOutcome{Tasks: n, Procs: procs, Expression: "every:1h", ByProcess: map[string]int{}}
+	var zones []string
+	if e.cfg.ScheduleZones {
+		var err error
+		if zones, err = ianaZones(); err != nil {
+			return err
+		}
+		o.Expression, o.Zones = "daily:09:00", len(zones)
+	}
 	reg := crontab.NewRegistry()
 	if err := tenantRegistry(reg, nil); err != nil {
 		return err
@@ -88,7 +106,7 @@ func runSchedules(ctx context.Context, e *env) error {
 	c := crontab.NewClient(prod, reg, crontab.WithNamespace(namespace))
 
 	mem0 := usedMemory(ctx, e.admin)
-	rate, how, err := registerTenants(ctx, c, n, o.Expression)
+	rate, how, err := registerTenants(ctx, c, n, o.Expression, zones)
 	if err != nil {
 		return err
 	}
@@ -112,13 +130,14 @@ func runSchedules(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	// The instant: whole second, at least 3 s ahead of Redis time, so the
+	// The instant: half past a second (the every:1s probe fires at whole
+	// seconds, after it), at least 3 s ahead of Redis time, so the
 	// processes prepare the claims of the instant as they would for any.
 	now, err := e.admin.Time(ctx).Result()
 	if err != nil {
 		return err
 	}
-	at := now.Add(3 * time.Second).Truncate(time.Second).UnixMilli()
+	at := now.Add(3*time.Second).Truncate(time.Second).UnixMilli() + 500 // between the probe's instants
 	if err := moveTenants(ctx, prod, n, at); err != nil {
 		return err
 	}
@@ -139,6 +158,11 @@ func runSchedules(ctx context.Context, e *env) error {
 	checkTenants(&o, fires, at)
 	o.Cost = u0.to(u1, max(o.Fired, 1), 0, 0)
 	o.WorkerCPU = float64((w1 - w0).Microseconds()) / float64(max(o.Fired, 1))
+	if len(zones) > 0 {
+		if o.WrongNext, err = checkZoneNexts(ctx, prod, n, zones, at); err != nil {
+			return err
+		}
+	}
 	mem2 := usedMemory(ctx, e.admin)
 	o.BytesPerTaskFired = float64(mem2-mem0) / float64(n)
 	e.report.Details["s6"] = o
@@ -148,7 +172,7 @@ func runSchedules(ctx context.Context, e *env) error {
 		e.logf("S6 drain: %s; worker processes cpu %.1fµs/fire", o.Cost, o.WorkerCPU)
 	}
 
-	sc := fmt.Sprintf("S6 %d schedules, 1 instant, %d procs", n, procs)
+	sc := fmt.Sprintf("S6 %d schedules %s, 1 instant, %d procs", n, o.Expression, procs)
 	e.add(sc, "register ("+how+")", "tasks/s", o.RegisterRate, nil, false, &target{100000, ">= 100000"})
 	e.add(sc, "redis memory per task", "B/task", o.BytesPerTask, nil, true, &target{300, "<= 300 B"})
 	e.add(sc, "  after one fire each", "B/task", o.BytesPerTaskFired, nil, true, nil)
@@ -157,11 +181,14 @@ func runSchedules(ctx context.Context, e *env) error {
 	e.add(sc, "lag p99", "ms", o.Lag.P99, nil, true, &target{1000, "<= 1000 ms"})
 	e.add(sc, "probe every:1s lag max during the drain", "ms", o.Probe.Max, nil, true, &target{1000, "<= 1000 ms"})
 	e.add(sc, "missed + duplicate fires", "", float64(o.Missed+o.Duplicates), nil, true, &target{0, "0"})
+	if len(zones) > 0 {
+		e.add(sc, fmt.Sprintf("next_run not the zone's next 09:00 (%d zones)", len(zones)), "", float64(o.WrongNext), nil, true, &target{0, "0"})
+	}
 	return nil
 }
 
 // registerTenants writes n run-time tasks and returns the rate and how.
-func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string) (float64, string, error) {
+func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string, zones []string) (float64, string, error) {
 	const goroutines = 32
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -176,6 +203,9 @@ func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string)
 				}
 				spec := crontab.TaskSpec{Key: tenantKey(i), Type: tenantType, Expression: expr,
 					Params: map[string]int{"tenant": i}}
+				if len(zones) > 0 {
+					spec.TZ = zones[i%len(zones)]
+				}
 				if err := c.SetTask(ctx, spec); err != nil {
 					errs <- fmt.Errorf("set task %d: %w", i, err)
 					return
@@ -270,4 +300,60 @@ func checkTenants(o *schedulesOutcome, fires []fireLine, at int64) {
 		}
 	}
 	o.Lag, o.Probe = summarize(lags), summarize(probe)
+}
+
+// ianaZones lists the zones of Go's zoneinfo.zip, or else of the system's
+// tzdata.zi, that load.
+func ianaZones() ([]string, error) {
+	var names []string
+	if z, err := zip.OpenReader(filepath.Join(goruntime.GOROOT(), "lib", "time", "zoneinfo.zip")); err == nil {
+		for _, f := range z.File {
+			if !f.FileInfo().IsDir() && strings.Contains(f.Name, "/") && !strings.HasPrefix(f.Name, "Etc/") {
+				names = append(names, f.Name)
+			}
+		}
+		z.Close()
+	}
+	var zones []string
+	for _, name := range names {
+		if _, err := time.LoadLocation(name); err == nil {
+			zones = append(zones, name)
+		}
+	}
+	if len(zones) == 0 {
+		return nil, errors.New("-schedule-zones: no zone list: neither $GOROOT/lib/time/zoneinfo.zip nor its zones load")
+	}
+	return zones, nil
+}
+
+// checkZoneNexts counts the tasks whose next_run, after the fire at the
+// instant at, is not the first 09:00 of their zone after it.
+func checkZoneNexts(ctx context.Context, rdb *redis.Client, n int, zones []string, at int64) (int, error) {
+	locs := make([]*time.Location, len(zones))
+	for i, z := range zones {
+		locs[i], _ = time.LoadLocation(z)
+	}
+	wrong := 0
+	const chunk = 5000
+	for i := 0; i < n; i += chunk {
+		pipe := rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, 0, chunk)
+		for k := i; k < min(i+chunk, n); k++ {
+			cmds = append(cmds, pipe.HGet(ctx, "{"+namespace+"}:task:"+tenantKey(k), "next_run"))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return 0, fmt.Errorf("read next_run of tasks %d to %d: %w", i, min(i+chunk, n)-1, err)
+		}
+		for j, cmd := range cmds {
+			ms, _ := cmd.Int64()
+			loc := locs[(i+j)%len(zones)]
+			next, from := time.UnixMilli(ms), time.UnixMilli(at)
+			lt := next.In(loc)
+			prev := time.Date(lt.Year(), lt.Month(), lt.Day()-1, 9, 0, 0, 0, loc)
+			if lt.Hour() != 9 || lt.Minute() != 0 || !next.After(from) || next.Sub(from) > 25*time.Hour || prev.After(from) {
+				wrong++
+			}
+		}
+	}
+	return wrong, nil
 }

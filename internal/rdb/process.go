@@ -208,12 +208,32 @@ func (r *RDB) QueueHead(ctx context.Context, n int) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return entries(zs), nil
+}
+
+// QueueHeadAndLatest returns, in one round trip, the first n entries of
+// the task queue (soonest first) and the latest entries due at nowMS, up
+// to latest of them (the newest first): the instants a backlog in front
+// of them would delay.
+func (r *RDB) QueueHeadAndLatest(ctx context.Context, n int, nowMS int64, latest int) (head, newest []Entry, err error) {
+	pipe := r.c.Pipeline()
+	h := pipe.ZRangeWithScores(ctx, r.k.Queue(), 0, int64(n)-1)
+	l := pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: r.k.Queue(), Start: nowMS, Stop: "-inf", ByScore: true, Rev: true,
+		Count: int64(latest)})
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, err
+	}
+	return entries(h.Val()), entries(l.Val()), nil
+}
+
+// entries converts a ZRANGE WITHSCORES reply.
+func entries(zs []redis.Z) []Entry {
 	out := make([]Entry, len(zs))
 	for i, z := range zs {
 		out[i].Member, _ = z.Member.(string)
 		out[i].Score = int64(z.Score)
 	}
-	return out, nil
+	return out
 }
 
 // QueueScore returns a task's queue score; ok is false when it is not
