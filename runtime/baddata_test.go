@@ -331,6 +331,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"lock:master", keys.Master, "string"},
 		{"running", keys.Running, "set"},
 		{"tasks", keys.Tasks, "set"},
+		{"unqueued", keys.Unqueued, "set"},
 		{"processes", keys.Processes, "zset"},
 		{"declared", keys.Declared, "zset"},
 		{"jobs", keys.Jobs, "zset"},

@@ -77,6 +77,7 @@
 //	{ns}:alive          ZSET run id -> deadline of its run lease, renewed every 250 ms
 //	{ns}:pulse          HASH last, since: when run leases were last renewed, and since when steadily
 //	{ns}:tasks          SET  every task key
+//	{ns}:unqueued       SET  task keys taken out of the queue as disabled (the master's requeue reads it first)
 //	{ns}:declared       ZSET task key -> when a live process last declared it
 //	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH
@@ -105,7 +106,9 @@
 // An operator changes a task's status with a plain HSET; it takes effect at
 // the task's next instant (paused: skipped and counted; disabled: taken out
 // of the queue), and a task made active again is queued at its next future
-// instant within a heartbeat:
+// instant within a heartbeat (while fewer than 2,000 tasks are disabled;
+// beyond that within disabled/2,000 heartbeats: the master reads a bounded
+// page of the disabled tasks and of all tasks per heartbeat):
 //
 //	redis-cli HSET '{crontab}:task:clean logs' status paused
 //

@@ -25,6 +25,7 @@ type maintainer struct {
 	peerSets  map[string]peerTypes // live process id -> the types it runs (share.go; maintain goroutine only)
 	sweeper   sweeper              // the invariant sweep's progress (sweep.go; maintain goroutine only)
 	limits    []rdb.TypeLimit      // typeLimits of reg, which does not change: published by each heartbeat
+	requeueAt requeueCursors       // where requeue's scans resume (maintain goroutine only)
 }
 
 func newMaintainer(e *engine) *maintainer {
@@ -310,18 +311,40 @@ func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string, fi
 	}
 }
 
+// requeueBudget bounds how many task names one requeue reads from each of
+// the unqueued set and the tasks set, so that a master tick costs the same
+// at a million tasks as at a thousand.
+const requeueBudget = 2000
+
+// requeueCursors is where requeue's scans of the unqueued set and the
+// tasks set resume at the next tick (0: from the start).
+type requeueCursors struct{ unqueued, tasks uint64 }
+
 // requeue puts active and paused tasks that are not in the queue back in
 // it at their next future instant: tasks an operator enabled again, and
-// entries lost to bad data. It reads the queue scores of all tasks with
-// ZMSCORE, a command per thousand tasks, and the hashes only of the tasks
-// not queued, so a heartbeat costs little more than the task count.
+// entries lost to bad data. Each tick it reads up to requeueBudget names
+// of the unqueued set (the tasks taken out of the queue as disabled: an
+// operator's HSET of status active is seen within a tick) and as many of
+// the tasks set, resuming where the previous tick stopped (a lost queue
+// entry is found within tasks/requeueBudget ticks). It reads their queue
+// scores with ZMSCORE, a command per thousand tasks, and the hashes only
+// of the tasks not queued.
 func (mt *maintainer) requeue(ctx context.Context) error {
-	members, err := mt.db.TaskNames(ctx)
+	members, fromIndex, err := mt.requeueCandidates(ctx)
 	if err != nil || len(members) == 0 {
 		return err
 	}
 	scores, queued, err := mt.db.QueueScores(ctx, members)
 	if err != nil {
+		return err
+	}
+	var stale []string // in the unqueued set, but queued
+	for i, m := range members {
+		if queued[i] && fromIndex[m] {
+			stale = append(stale, m)
+		}
+	}
+	if err := mt.db.DropUnqueued(ctx, stale); err != nil {
 		return err
 	}
 	var unqueued []string
@@ -370,6 +393,46 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// requeueCandidates reads the next names of the unqueued set and of the
+// tasks set (up to requeueBudget each, without repeats), and tells which
+// came from the unqueued set.
+func (mt *maintainer) requeueCandidates(ctx context.Context) ([]string, map[string]bool, error) {
+	var out []string
+	fromIndex := map[string]bool{}
+	seen := map[string]bool{}
+	scans := []struct {
+		cursor *uint64
+		scan   func(context.Context, uint64, int64) ([]string, uint64, error)
+		index  bool
+	}{
+		{&mt.requeueAt.unqueued, mt.db.ScanUnqueued, true},
+		{&mt.requeueAt.tasks, mt.db.ScanTaskNames, false},
+	}
+	for _, sc := range scans {
+		for read := 0; read < requeueBudget; {
+			names, next, err := sc.scan(ctx, *sc.cursor, 1000)
+			if err != nil {
+				return nil, nil, err
+			}
+			*sc.cursor = next
+			read += len(names)
+			for _, m := range names {
+				if sc.index {
+					fromIndex[m] = true
+				}
+				if !seen[m] {
+					seen[m] = true
+					out = append(out, m)
+				}
+			}
+			if next == 0 {
+				break
+			}
+		}
+	}
+	return out, fromIndex, nil
 }
 
 // prune removes static tasks that no live process has declared for a

@@ -238,3 +238,63 @@ func sharesOf(id string, types []string, peers map[string]peerTypes) *peerShares
 
 // currentShares is this process's shares as of its latest heartbeat.
 func (dp *dispatcher) currentShares() *peerShares { return dp.share.Load() }
+
+// A backlog (more tasks due than a claim takes, e.g. the rest of an instant
+// of a hundred thousand tasks once the prepared batch is claimed) is split
+// too, by member rather than by place: every peer reads the same head of
+// the queue, and without a split each would try the same first tasks and
+// all but one would pay a read and a claim for each fire the first won.
+// Each process tries first the due tasks whose member hashes to its rank
+// (fnv-1a mod the group's size), then, with workers still free, the
+// others' in queue order, so a dead or slow peer's share is still taken at
+// once. It applies when every type of this process has the same peers (one
+// group: the queue holds member names only, and a task's type is known
+// once its hash is read); otherwise the head is taken in queue order.
+
+// backlogShare is this process's share of a backlog: the share of its one
+// group of types, or the zero peerShare (no split) when it has none or
+// several.
+func (ps *peerShares) backlogShare() peerShare {
+	if ps == nil || len(ps.shares) != 1 {
+		return peerShare{}
+	}
+	return ps.shares[0]
+}
+
+// ownsMember reports whether member's backlog share is this process's.
+func (p peerShare) ownsMember(member string) bool {
+	if p.size <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(member))
+	return int(h.Sum32()%uint32(p.size)) == p.rank
+}
+
+// preferOwn returns up to limit of the due members (with their scores),
+// this process's share first, then the others', each part in queue order.
+// With no more due than limit, or no split, it returns the first limit.
+func (p peerShare) preferOwn(due []string, scores []int64, limit int) ([]string, []int64) {
+	if len(due) <= limit || p.size <= 1 {
+		return due[:min(limit, len(due))], scores[:min(limit, len(scores))]
+	}
+	outM, outS := make([]string, 0, limit), make([]int64, 0, limit)
+	taken := make([]bool, len(due))
+	for i, m := range due {
+		if len(outM) == limit {
+			break
+		}
+		if p.ownsMember(m) {
+			outM, outS, taken[i] = append(outM, m), append(outS, scores[i]), true
+		}
+	}
+	for i, m := range due {
+		if len(outM) == limit {
+			break
+		}
+		if !taken[i] {
+			outM, outS = append(outM, m), append(outS, scores[i])
+		}
+	}
+	return outM, outS
+}

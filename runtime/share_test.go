@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -512,4 +513,64 @@ func sharesByType(ps *peerShares) map[string]peerShare {
 		out[t] = ps.of(t)
 	}
 	return out
+}
+
+// TestPreferOwn: a backlog larger than a claim is taken own share first,
+// then the others' (so a dead peer's share is still taken), each in queue
+// order; two peers' picks from the same head do not overlap while each
+// has enough of its own; no split or a small backlog is the head itself.
+func TestPreferOwn(t *testing.T) {
+	due := make([]string, 40)
+	scores := make([]int64, 40)
+	for i := range due {
+		due[i] = fmt.Sprintf("task-%02d", i)
+		scores[i] = int64(1000 + i)
+	}
+	a, b := peerShare{rank: 0, size: 2}, peerShare{rank: 1, size: 2}
+	pa, sa := a.preferOwn(due, scores, 8)
+	pb, _ := b.preferOwn(due, scores, 8)
+	if len(pa) != 8 || len(pb) != 8 {
+		t.Fatalf("picked %d and %d, want 8 each", len(pa), len(pb))
+	}
+	seen := map[string]bool{}
+	for i, m := range pa {
+		if !a.ownsMember(m) {
+			t.Errorf("rank 0 picked %s of rank 1's share while it had its own", m)
+		}
+		if want := scores[slices.Index(due, m)]; sa[i] != want {
+			t.Errorf("score of %s: %d, want %d", m, sa[i], want)
+		}
+		seen[m] = true
+	}
+	for _, m := range pb {
+		if seen[m] {
+			t.Errorf("both peers picked %s", m)
+		}
+	}
+	if !slices.IsSortedFunc(pa, strings.Compare) {
+		t.Errorf("own share not in queue order: %v", pa)
+	}
+	// More free workers than the own share: the rest from the others'.
+	all, _ := a.preferOwn(due, scores, 39)
+	own := 0
+	for _, m := range all {
+		if a.ownsMember(m) {
+			own++
+		}
+	}
+	if len(all) != 39 || own == 0 || own == 39 {
+		t.Errorf("picked %d, %d own; want 39 with the own share first and others' after", len(all), own)
+	}
+	for i := 1; i < len(all); i++ {
+		if !a.ownsMember(all[i-1]) && a.ownsMember(all[i]) {
+			t.Errorf("an own task %s after another's", all[i])
+		}
+	}
+	// No split, or no more due than the limit: the head as read.
+	if got, _ := (peerShare{}).preferOwn(due, scores, 5); !slices.Equal(got, due[:5]) {
+		t.Errorf("no split: %v, want the first 5", got)
+	}
+	if got, _ := a.preferOwn(due[:5], scores[:5], 8); !slices.Equal(got, due[:5]) {
+		t.Errorf("small backlog: %v, want all 5", got)
+	}
 }

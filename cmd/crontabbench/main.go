@@ -30,6 +30,14 @@
 //	    must fire exactly once. Then (S5b) as many kills in the middle of
 //	    300ms runs of the non-concurrent task, whose lock the run lease
 //	    (-run-lease) frees: the next fire elsewhere within 2 s.
+//	s6  schedules: -schedules run-time recurring tasks (every:1h, one type,
+//	    small params) registered with SetTask from 32 goroutines: the rate
+//	    and the Redis memory per task (INFO used_memory delta / N, and again
+//	    once each fired); then all made due at one instant and drained by
+//	    -schedule-procs worker processes: drain rate, lag, missed and
+//	    duplicate fires, and the lag of an every:1s probe task meanwhile.
+//	    With -schedule-zones the tasks are daily:09:00 spread over every
+//	    IANA zone, and each one's next_run after the fire is checked.
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -110,7 +118,7 @@ func main() {
 		return
 	}
 	cfg := bench.Defaults()
-	only := flag.String("only", "", "scenarios to run, comma-separated (s1..s5; default all)")
+	only := flag.String("only", "", "scenarios to run, comma-separated (s1..s6; default all)")
 	flag.StringVar(&cfg.Out, "o", cfg.Out, `JSON results path ("" for none)`)
 	flag.BoolVar(&cfg.Unix, "unix", false, "redis-server on a unix socket")
 	redisArgs := flag.String("redis-args", "", `extra redis-server arguments, e.g. "--hz 100"`)
@@ -133,6 +141,9 @@ func main() {
 	flag.IntVar(&cfg.LimitProcs, "limit-procs", 3, "worker processes of the limited and priority S1 (-max-running, -rate, -priority)")
 	priority := flag.Bool("priority", false, "also run the mixed-priority backlog (priority 0, 5, 10)")
 	priorityJobs := flag.Int("priority-jobs", 30000, "jobs of each priority of the -priority backlog")
+	flag.IntVar(&cfg.Schedules, "schedules", cfg.Schedules, "S6 run-time recurring tasks due at one instant")
+	flag.IntVar(&cfg.SchedProcs, "schedule-procs", cfg.SchedProcs, "S6 worker processes")
+	flag.BoolVar(&cfg.ScheduleZones, "schedule-zones", false, "S6 tasks daily:09:00 over every IANA zone (default every:1h, UTC)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")
@@ -153,6 +164,14 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.PriorityJobs = *priorityJobs
+	}
+	if cfg.Schedules < 1 || cfg.Schedules > 10_000_000 {
+		fmt.Fprintf(os.Stderr, "crontabbench: -schedules %d: want 1 to 10000000\n", cfg.Schedules)
+		os.Exit(2)
+	}
+	if cfg.SchedProcs < 1 || cfg.SchedProcs > 16 {
+		fmt.Fprintf(os.Stderr, "crontabbench: -schedule-procs %d: want 1 to 16\n", cfg.SchedProcs)
+		os.Exit(2)
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "crontabbench: unexpected arguments %q\n", flag.Args())

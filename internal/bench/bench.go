@@ -33,7 +33,7 @@ import (
 // Config is what the flags of cmd/crontabbench set. The zero value of a
 // field means its default (see Defaults).
 type Config struct {
-	// Scenarios to run, among s1..s5; empty means all.
+	// Scenarios to run, among s1..s6; empty means all.
 	Scenarios []string
 	// Out is the JSON result file; "" writes none.
 	Out string
@@ -70,6 +70,14 @@ type Config struct {
 	// instant, on LimitProcs worker processes: the drain, and per priority
 	// the lag and the order in which they finished.
 	PriorityJobs int
+	// Schedules is S6's count of run-time recurring tasks, drained at one
+	// instant by SchedProcs worker processes.
+	Schedules  int
+	SchedProcs int
+	// ScheduleZones makes S6's tasks daily:09:00 spread over every IANA
+	// zone (instead of every:1h in UTC), and checks each one's next_run
+	// after the fire.
+	ScheduleZones bool
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool
@@ -107,6 +115,8 @@ func Defaults() Config {
 		ScaleChunk:     10000,
 		ScaleProbe:     15 * time.Second,
 		FailoverRounds: 3,
+		Schedules:      100000,
+		SchedProcs:     2,
 	}
 }
 
@@ -192,7 +202,7 @@ func (e *env) calibrate(ctx context.Context) {
 		c.Load, c.TimerLate, c.PingRTT, c.IdleRTT, c.WarmedRTT, c.PingRate)
 }
 
-// scenario is one of S1..S5.
+// scenario is one of S1..S6.
 type scenario struct {
 	id, name string
 	run      func(ctx context.Context, e *env) error
@@ -204,6 +214,7 @@ var scenarios = []scenario{
 	{"s3", "S3 periodic", runPeriodic},
 	{"s4", "S4 scale", runScale},
 	{"s5", "S5 failover", runFailover},
+	{"s6", "S6 schedules", runSchedules},
 }
 
 // Run runs the configured scenarios against a private redis-server it
@@ -216,7 +227,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	for _, s := range cfg.Scenarios {
 		s = strings.ToLower(strings.TrimSpace(s))
 		if !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.id == s }) {
-			return nil, fmt.Errorf("unknown scenario %q (want s1, s2, s3, s4 or s5)", s)
+			return nil, fmt.Errorf("unknown scenario %q (want s1 to s6)", s)
 		}
 		want[s] = true
 	}

@@ -39,6 +39,7 @@ func TestSmallRun(t *testing.T) {
 	cfg.PeriodicFor, cfg.PeriodicTasks = 5*time.Second, []int{1, 20}
 	cfg.ScaleJobs, cfg.ScaleChunk, cfg.ScaleProbe = 3000, 1000, 3*time.Second
 	cfg.FailoverRounds, cfg.ProcessTTL = 1, time.Second
+	cfg.Schedules = 2000
 	cfg.Log = io.Discard
 	var table strings.Builder
 	r, err := Run(context.Background(), cfg, &table)
@@ -47,7 +48,7 @@ func TestSmallRun(t *testing.T) {
 	}
 	t.Logf("\n%s", table.String())
 	correctness := map[string]bool{"missing+dup+early": true, "duplicates": true, "missed": true, "missed+duplicates": true,
-		"started early": true, "jobs fired (due in 1h)": true, "executions": true}
+		"started early": true, "jobs fired (due in 1h)": true, "executions": true, "missed + duplicate fires": true}
 	n := 0
 	for _, row := range r.Rows {
 		if correctness[row.Metric] {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -50,6 +51,8 @@ func WorkerMain(args []string) error {
 	maxRunning := fs.Int("max-running", 0, "MaxRunning of the job types")
 	rate := fs.String("rate", "", "Rate of the job types, N/D")
 	withTasks := fs.Bool("with-tasks", false, "WithTasks(the job types)")
+	schedules := fs.Bool("schedules", false, "register S6's run-time task type (tenant)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,6 +78,19 @@ func WorkerMain(args []string) error {
 			w.rate = r
 		}
 	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
 	opt, err := redis.ParseURL(*url)
 	if err != nil {
 		return err
@@ -84,10 +100,17 @@ func WorkerMain(args []string) error {
 	workerSleep = *sleepFor
 	reg := crontab.NewRegistry()
 	var out *lineWriter
-	if *jobs != "" {
+	if *jobs != "" || *schedules {
 		out = newLineWriter(os.Stdout)
 		defer out.close()
+	}
+	if *jobs != "" {
 		if reg, err = w.registry(out); err != nil {
+			return err
+		}
+	}
+	if *schedules {
+		if err := tenantRegistry(reg, out); err != nil {
 			return err
 		}
 	}
@@ -179,6 +202,18 @@ func (l *lineWriter) line(kind byte, fields ...int64) {
 	for _, f := range fields {
 		b = strconv.AppendInt(append(b, ' '), f, 10)
 	}
+	l.buf = append(b, '\n')
+	_, _ = l.w.Write(l.buf)
+}
+
+// fire writes "F <task> <fire unix ms> <start unix ns>", as emit does for
+// the tick tasks, buffered.
+func (l *lineWriter) fire(task string, fireMS, startNS int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := append(append(l.buf[:0], "F "...), task...)
+	b = strconv.AppendInt(append(b, ' '), fireMS, 10)
+	b = strconv.AppendInt(append(b, ' '), startNS, 10)
 	l.buf = append(b, '\n')
 	_, _ = l.w.Write(l.buf)
 }

@@ -121,6 +121,7 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 	for _, t := range slots {
 		c.keys = append(c.keys, r.k.FireSlots(t))
 	}
+	c.keys = append(c.keys, r.k.Unqueued())
 	c.args[claimArgsBefore-1] = len(slots)
 	c.args = append(c.args, caps...)
 	return c
@@ -163,7 +164,8 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // knows them. Candidates without a slot pay nothing.
 //
 // KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
-// history; then the fire slot keys
+// history; then the fire slot keys; last, unqueued (a disabled task taken
+// out of the queue is added to it; of the wrong type, it is not)
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
 // max_fires, number of fire slot keys, then per candidate: member, fire,
 // next, mode ("run" or "skip"), run_id, lease_json, slot (1-based index of
@@ -190,7 +192,8 @@ local ttl, gap = tonumber(ARGV[4]), tonumber(ARGV[5])
 local out = {}
 local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; SADD run ids; ZADD deadline/run id pairs
 local nslots = tonumber(ARGV[7])
-local n = (#KEYS - 4 - nslots) / 4
+local n = (#KEYS - 5 - nslots) / 4
+local unqueued = KEYS[#KEYS]
 local won, maxf = 0, tonumber(ARGV[6])
 local slot_key, slot_cap, slot_used, slot_add = {}, {}, {}, {} -- per fire slot key; slot_used nil: the key is foreign
 for j = 1, nslots do
@@ -223,6 +226,7 @@ for i = 0, n - 1 do
       res = 'early'
     elseif h[2] == 'disabled' then
       redis.call('ZREM', KEYS[1], member)
+      redis.pcall('SADD', unqueued, member) -- a foreign set: left to the singleton check
       res = 'disabled'
     else
       if nxt == '0' then

@@ -92,6 +92,14 @@ func (k Keys) Pulse() string { return k.prefix + "pulse" }
 // Tasks is the key P "tasks".
 func (k Keys) Tasks() string { return k.prefix + "tasks" }
 
+// Unqueued is the key P "unqueued", a SET: the tasks taken out of the queue
+// because they were disabled (by the claim, SetStatus, Register or
+// SetTask). The master's requeue reads it every tick, so a task an
+// operator enables again with a plain HSET is queued within a tick
+// whatever the task count; it leaves the set when it is queued again or
+// removed.
+func (k Keys) Unqueued() string { return k.prefix + "unqueued" }
+
 // History is the key P "history:" + key.
 func (k Keys) History(key string) string { return k.prefix + "history:" + key }
 

@@ -208,12 +208,32 @@ func (r *RDB) QueueHead(ctx context.Context, n int) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return entries(zs), nil
+}
+
+// QueueHeadAndLatest returns, in one round trip, the first n entries of
+// the task queue (soonest first) and the latest entries due at nowMS, up
+// to latest of them (the newest first): the instants a backlog in front
+// of them would delay.
+func (r *RDB) QueueHeadAndLatest(ctx context.Context, n int, nowMS int64, latest int) (head, newest []Entry, err error) {
+	pipe := r.c.Pipeline()
+	h := pipe.ZRangeWithScores(ctx, r.k.Queue(), 0, int64(n)-1)
+	l := pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: r.k.Queue(), Start: nowMS, Stop: "-inf", ByScore: true, Rev: true,
+		Count: int64(latest)})
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, err
+	}
+	return entries(h.Val()), entries(l.Val()), nil
+}
+
+// entries converts a ZRANGE WITHSCORES reply.
+func entries(zs []redis.Z) []Entry {
 	out := make([]Entry, len(zs))
 	for i, z := range zs {
 		out[i].Member, _ = z.Member.(string)
 		out[i].Score = int64(z.Score)
 	}
-	return out, nil
+	return out
 }
 
 // QueueScore returns a task's queue score; ok is false when it is not
@@ -260,9 +280,37 @@ func (r *RDB) QueueScores(ctx context.Context, tasks []string) (scores []float64
 	return out, in, nil
 }
 
-// ForgetTask drops a task key from the tasks set (its hash is gone).
+// ForgetTask drops a task key from the tasks and unqueued sets (its hash
+// is gone).
 func (r *RDB) ForgetTask(ctx context.Context, task string) error {
-	return r.c.SRem(ctx, r.k.Tasks(), task).Err()
+	if err := r.c.SRem(ctx, r.k.Tasks(), task).Err(); err != nil {
+		return err
+	}
+	return r.c.SRem(ctx, r.k.Unqueued(), task).Err()
+}
+
+// ScanTaskNames reads a page of the tasks set (SSCAN from cursor, about
+// count names) and returns the cursor of the next page, 0 at the end.
+func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
+}
+
+// DropUnqueued takes tasks found queued out of the unqueued set.
+func (r *RDB) DropUnqueued(ctx context.Context, tasks []string) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	args := make([]any, len(tasks))
+	for i, t := range tasks {
+		args[i] = t
+	}
+	return r.c.SRem(ctx, r.k.Unqueued(), args...).Err()
+}
+
+// ScanUnqueued reads a page of the unqueued set (Keys.Unqueued), as
+// ScanTaskNames does the tasks set.
+func (r *RDB) ScanUnqueued(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Unqueued(), cursor, "", count).Result()
 }
 
 // TaskRetry returns what retrying a task's fire needs: its type, its

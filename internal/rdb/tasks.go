@@ -62,7 +62,7 @@ end
 // registerScript writes one declared task: created if absent; expression or
 // zone changes reschedule it; the status, an operator's, is kept.
 //
-// KEYS: task, queue, tasks, meta, declared
+// KEYS: task, queue, tasks, meta, declared, unqueued
 // ARGV: member, now, next, status, expression, tz, interval, class, type,
 // timeout_ms, concurrent, misfire, retries, source, max_running, rate_n,
 // rate_per_ms, priority (the last four "0" when not set: see flowLua)
@@ -72,6 +72,7 @@ want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
 want_type(KEYS[4], 'hash')
 want_type(KEYS[5], 'zset')
+want_type(KEYS[6], 'set')
 local member = ARGV[1]
 redis.call('HSETNX', KEYS[4], 'created_at', ARGV[2])
 redis.call('ZADD', KEYS[5], ARGV[2], member)
@@ -98,8 +99,10 @@ local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
 if st == 'disabled' or nr == 0 then
   redis.call('ZREM', KEYS[2], member)
+  if st == 'disabled' then redis.call('SADD', KEYS[6], member) end
 elseif changed == 1 or not redis.call('ZSCORE', KEYS[2], member) then
   redis.call('ZADD', KEYS[2], nr, member)
+  redis.call('SREM', KEYS[6], member)
 end
 return changed
 `)
@@ -114,7 +117,7 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 		cmds := make([]*redis.Cmd, len(tasks))
 		for i, t := range tasks {
 			cmds[i] = registerScript.EvalSha(ctx, pipe,
-				[]string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Meta(), r.k.Declared()},
+				[]string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Meta(), r.k.Declared(), r.k.Unqueued()},
 				append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
 					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Retries, SourceStatic},
 					flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...)
@@ -134,7 +137,7 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 
 // setTaskScript upserts a run-time task.
 //
-// KEYS: task, queue, tasks
+// KEYS: task, queue, tasks, unqueued
 // ARGV: key, now, next, status, expression, tz, interval, class, type,
 // timeout_ms, concurrent, misfire, params, wake_channel, max_running,
 // rate_n, rate_per_ms, priority (the last four "0" when not set: see
@@ -145,6 +148,7 @@ var setTaskScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
+want_type(KEYS[4], 'set')
 local src = redis.call('HGET', KEYS[1], 'source')
 if src and src ~= 'dynamic' then return -1 end
 local changed = 0
@@ -174,8 +178,10 @@ if not queued and nr < tonumber(ARGV[2]) then
 end
 if st == 'disabled' or nr == 0 then
   redis.call('ZREM', KEYS[2], ARGV[1])
+  if st == 'disabled' then redis.call('SADD', KEYS[4], ARGV[1]) end
 elseif changed == 1 or not queued then
   redis.call('ZADD', KEYS[2], nr, ARGV[1])
+  redis.call('SREM', KEYS[4], ARGV[1])
   redis.call('PUBLISH', ARGV[14], 'task')
 end
 return changed
@@ -193,7 +199,7 @@ const (
 
 // SetTask upserts the run-time task t at server time nowMS.
 func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResult, error) {
-	n, err := setTaskScript.Run(ctx, r.c, []string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks()},
+	n, err := setTaskScript.Run(ctx, r.c, []string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Unqueued()},
 		append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
 			t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params, r.k.Wake()},
 			flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...).Int()
@@ -202,47 +208,53 @@ func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResu
 
 // removeTaskScript deletes a run-time task.
 //
-// KEYS: task, queue, tasks
+// KEYS: task, queue, tasks, unqueued
 // ARGV: key
 // Returns 1 when removed, 0 when absent, -1 when declared in code.
 var removeTaskScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
+want_type(KEYS[4], 'set')
 local src = redis.call('HGET', KEYS[1], 'source')
 if not src then return 0 end
 if src ~= 'dynamic' then return -1 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('SREM', KEYS[4], ARGV[1])
 return 1
 `)
 
 // RemoveTask deletes the run-time task key. It returns 1 when removed, 0
 // when absent, -1 when the task is declared in code (nothing written).
 func (r *RDB) RemoveTask(ctx context.Context, key string) (int, error) {
-	return removeTaskScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Tasks()}, key).Int()
+	return removeTaskScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Tasks(), r.k.Unqueued()}, key).Int()
 }
 
 // setStatusScript writes the status of an existing task; disabled also
 // takes it out of the queue.
 //
-// KEYS: task, queue
+// KEYS: task, queue, unqueued
 // ARGV: member, status
 // Returns 1 when written, 0 when there is no such task.
 var setStatusScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
+want_type(KEYS[3], 'set')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
-if ARGV[2] == 'disabled' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if ARGV[2] == 'disabled' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('SADD', KEYS[3], ARGV[1])
+end
 return 1
 `)
 
 // SetStatus writes the status of an existing task (disabled also takes it
 // out of the queue) and reports whether the task exists.
 func (r *RDB) SetStatus(ctx context.Context, key, status string) (bool, error) {
-	n, err := setStatusScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue()}, key, status).Int()
+	n, err := setStatusScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Unqueued()}, key, status).Int()
 	return n == 1, err
 }
 
@@ -289,36 +301,48 @@ func (r *RDB) Trigger(ctx context.Context, key string) (state string, atMS int64
 // requeueScript puts an active or paused task that is not queued (it was
 // disabled, or its entry was lost) back in the queue at next.
 //
-// KEYS: task, queue
+// It takes the task out of the unqueued set when it queues it, when it
+// finds it queued already, and when there is no task hash.
+//
+// KEYS: task, queue, unqueued
 // ARGV: member, next
 var requeueScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
+want_type(KEYS[3], 'set')
 local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'active' and st ~= 'paused' then return 0 end
-if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+if st ~= 'active' and st ~= 'paused' then
+  if not st and redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SREM', KEYS[3], ARGV[1]) end
+  return 0
+end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  redis.call('SREM', KEYS[3], ARGV[1])
+  return 0
+end
 redis.call('HSET', KEYS[1], 'next_run', ARGV[2])
 if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
+redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 `)
 
 // Requeue puts an active or paused task that is not queued back at nextMS
 // and reports whether it did.
 func (r *RDB) Requeue(ctx context.Context, key string, nextMS int64) (bool, error) {
-	n, err := requeueScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue()}, key, nextMS).Int()
+	n, err := requeueScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Unqueued()}, key, nextMS).Int()
 	return n == 1, err
 }
 
 // pruneScript removes a declared (static) task that no live process has
 // declared within the grace window.
 //
-// KEYS: task, queue, tasks, declared
+// KEYS: task, queue, tasks, declared, unqueued
 // ARGV: member, grace_ms, not_after_ms (it does nothing when run later)
 var pruneScript = redis.NewScript(luaNow + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
 want_type(KEYS[4], 'zset')
+want_type(KEYS[5], 'set')
 if ARGV[3] and now > tonumber(ARGV[3]) then return 0 end
 local seen = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]))
 if seen and seen >= now - tonumber(ARGV[2]) then return 0 end
@@ -327,13 +351,14 @@ redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('SREM', KEYS[5], ARGV[1])
 return 1
 `)
 
 // Prune removes a static task no live process declared within grace, and
 // reports whether it did; run later than notAfterMS it does nothing.
 func (r *RDB) Prune(ctx context.Context, key string, grace time.Duration, notAfterMS int64) (bool, error) {
-	n, err := pruneScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Tasks(), r.k.Declared()},
+	n, err := pruneScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Tasks(), r.k.Declared(), r.k.Unqueued()},
 		key, grace.Milliseconds(), notAfterMS).Int()
 	return n == 1, err
 }
@@ -421,6 +446,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Alive():       "zset",
 		k.Pulse():       "hash",
 		k.Tasks():       "set",
+		k.Unqueued():    "set",
 		k.Processes():   "zset",
 		k.Declared():    "zset",
 		k.Jobs():        "zset",

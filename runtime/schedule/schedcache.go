@@ -49,3 +49,11 @@ func (c *Cache) Get(expression, tz string) (Schedule, error) {
 	c.m[k] = e
 	return e.s, e.err
 }
+
+// Len reports how many (expression, zone) pairs the cache holds: one per
+// pair, however many tasks share it.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}

@@ -1,0 +1,98 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+// scriptUsec is the total time Redis spent in EVALSHA so far (INFO
+// commandstats), in µs.
+func scriptUsec(ctx context.Context, b *testing.B, c *redis.Client) float64 {
+	b.Helper()
+	s, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+			for _, kv := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(kv, "usec="); ok {
+					f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+					return f
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// BenchmarkFireCycle claims and finishes batches of fires of run-time
+// tasks (every:1h, small params, as SetTask writes them), one ClaimFires
+// and one FinishRuns call per batch, and reports the Redis time per fire
+// of each (redis-µs/claim, redis-µs/finish: INFO commandstats, the
+// server's own CPU in the scripts, whatever the client costs).
+//
+//	go test ./internal/rdb -run '^$' -bench FireCycle -benchtime 200x
+func BenchmarkFireCycle(b *testing.B) {
+	for _, batch := range []int{16, 64, 512} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			ctx := context.Background()
+			c := redistest.Start(b).Client(b)
+			r := New(c, "bench")
+			now := time.Now().UnixMilli()
+			for i := range batch {
+				if _, err := r.SetTask(ctx, now, TaskDecl{Key: "s-" + strconv.Itoa(i), Class: "bench.Tenant", Type: "tenant",
+					Expression: "every:1h", TZ: "UTC", Interval: "every 1h", NextMS: now - 3600_000, Timeout: time.Minute,
+					Misfire: "once", Params: `{"tenant":` + strconv.Itoa(i) + `}`}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			fire := now - 3600_000
+			var claimUs, finishUs float64
+			b.ResetTimer()
+			for range b.N {
+				cands := make([]FireCandidate, batch)
+				fins := make([]RunFinish, batch)
+				for i := range cands {
+					key := "s-" + strconv.Itoa(i)
+					id := RunID(key, fire)
+					cands[i] = FireCandidate{Task: key, FireMS: fire, NextMS: fire + 1, RunID: id,
+						Lease: Lease{Process: "p1", Task: key, Fire: fire, Start: now}.Encode()}
+					fins[i] = RunFinish{RunID: id, Task: key, LockValue: LockValue("p1", fire), Outcome: "ok", DurationMS: 1,
+						Record: `{"task":"` + key + `","fire":` + strconv.FormatInt(fire, 10) + `,"start_ms":` + strconv.FormatInt(now, 10) +
+							`,"end_ms":` + strconv.FormatInt(now, 10) + `,"outcome":"ok","process":"p1","attempt":1}`}
+				}
+				u0 := scriptUsec(ctx, b, c)
+				res, err := r.ClaimFires(ctx, r.NewFireClaim("p1", HistoryBound{Records: 10, Age: 24 * time.Hour},
+					RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond}, cands), batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, o := range res {
+					if !o.Outcome.Won() {
+						b.Fatalf("candidate %d: %s", i, o.Outcome)
+					}
+				}
+				u1 := scriptUsec(ctx, b, c)
+				if _, err := r.FinishRuns(ctx, HistoryBound{Records: 10, Age: 24 * time.Hour}, fins); err != nil {
+					b.Fatal(err)
+				}
+				u2 := scriptUsec(ctx, b, c)
+				claimUs += u1 - u0
+				finishUs += u2 - u1
+				fire++
+			}
+			fires := float64(b.N * batch)
+			b.ReportMetric(claimUs/fires, "redis-µs/claim")
+			b.ReportMetric(finishUs/fires, "redis-µs/finish")
+		})
+	}
+}
