@@ -35,6 +35,10 @@ const (
 	FieldRateN      = "rate_n"      // starts allowed per window; absent: no rate
 	FieldRatePerMS  = "rate_per_ms" // the rate's sliding window, ms; with rate_n
 	FieldPriority   = "priority"    // absent: 0
+	// FieldJitter is the bound of the task's stable offset, ms (TaskSpec.Jitter,
+	// TaskConfig.Jitter): its instants are the expression's plus
+	// schedule.JitterOffset(key, jitter). Absent: 0, no offset.
+	FieldJitter = "jitter"
 )
 
 // TaskState is what the dispatcher reads of a due task.
