@@ -466,6 +466,7 @@ func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string, 
 			dp.ignore(m, score, "bad schedule in task hash; skipped", err)
 			continue
 		}
+		sched = jittered(sched, m, st.Jitter) // parsed per expression and zone, offset per task
 		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.NextRun)}
 		mode := "run"
 		next := sched.Next(f.at)

@@ -56,6 +56,23 @@ type TaskSpec struct {
 	// their instant, not in a queue: a non-zero value is an error from
 	// SetTask.
 	Priority int
+	// Jitter spreads the task's fires (the directive key jitter): each
+	// instant of Expression is moved later by a stable offset in [0,
+	// Jitter) derived from Key (schedule.JitterOffset: FNV-64a of the key
+	// modulo Jitter in ms), the same in every process. Zero means none; at
+	// most MaxJitter (24h), in whole milliseconds. A changed Jitter
+	// reschedules the task.
+	Jitter time.Duration
+}
+
+// MaxJitter is the largest TaskSpec.Jitter and TaskConfig.Jitter (24h).
+const MaxJitter = schedule.MaxJitter
+
+// jittered is sched moved later by the stable offset of the task key for
+// jitter (schedule.Offset of schedule.JitterOffset): the schedule a task
+// fires on. The parse stays per expression and zone (schedule.Cache).
+func jittered(sched schedule.Schedule, key string, jitter time.Duration) schedule.Schedule {
+	return schedule.Offset(sched, schedule.JitterOffset(key, jitter))
 }
 
 // SetTask adds or updates a run-time task. A changed expression, zone or
@@ -115,6 +132,9 @@ func (c *Client) taskDecl(spec TaskSpec) (rdb.TaskDecl, schedule.Schedule, error
 	if err := spec.Rate.Validate(); err != nil {
 		return rdb.TaskDecl{}, nil, fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
+	if err := schedule.ValidateJitter(spec.Jitter); err != nil {
+		return rdb.TaskDecl{}, nil, fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
+	}
 	if spec.TZ == "" {
 		spec.TZ = "UTC"
 	}
@@ -128,6 +148,7 @@ func (c *Client) taskDecl(spec TaskSpec) (rdb.TaskDecl, schedule.Schedule, error
 	if err != nil {
 		return rdb.TaskDecl{}, nil, fmt.Errorf("crontab: set task %q: %w", spec.Key, err)
 	}
+	sched = jittered(sched, spec.Key, spec.Jitter)
 	params := []byte{}
 	if spec.Params != nil {
 		if params, err = json.Marshal(spec.Params); err != nil {
@@ -140,7 +161,8 @@ func (c *Client) taskDecl(spec TaskSpec) (rdb.TaskDecl, schedule.Schedule, error
 	return rdb.TaskDecl{Key: spec.Key, Class: reg.Config().Class, Type: spec.Type,
 		Expression: spec.Expression, TZ: spec.TZ, Interval: schedule.Describe(sched), Status: string(spec.Status),
 		Timeout: spec.Timeout, Concurrent: spec.Concurrent, Misfire: string(spec.Misfire),
-		Params: string(params), MaxRunning: spec.MaxRunning, Rate: spec.Rate, Priority: spec.Priority}, sched, nil
+		Params: string(params), MaxRunning: spec.MaxRunning, Rate: spec.Rate, Priority: spec.Priority,
+		Jitter: spec.Jitter}, sched, nil
 }
 
 // TaskResult is what SetTasks did with one task.

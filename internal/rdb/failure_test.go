@@ -241,7 +241,7 @@ func scriptCases() []scriptCase {
 		}},
 		{"RegisterFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
 			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000,
-				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2}})
+				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2, Jitter: time.Minute}})
 			return err
 		}},
 		{"SetTaskFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {

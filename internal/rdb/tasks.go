@@ -70,7 +70,9 @@ end
 // KEYS: task, queue, tasks, meta, declared
 // ARGV: member, now, next, status, expression, tz, interval, class, type,
 // timeout_ms, concurrent, misfire, retries, source, max_running, rate_n,
-// rate_per_ms, priority (the last four "0" when not set: see flowLua)
+// rate_per_ms, priority (the last four "0" when not set: see flowLua),
+// jitter_ms ("0" when none: the field is deleted; a changed jitter
+// reschedules the task as a changed expression does)
 var registerScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
@@ -92,13 +94,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 else
   redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10],
     'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14])
-  local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run')
-  if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) then
+  local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run', 'jitter')
+  if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) or (cur[4] or '0') ~= ARGV[19] then
     redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
     changed = 1
   end
 end
 set_flow(KEYS[1], 15)
+if ARGV[19] == '0' then redis.call('HDEL', KEYS[1], 'jitter') else redis.call('HSET', KEYS[1], 'jitter', ARGV[19]) end
 local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
 if st == 'disabled' or nr == 0 then
@@ -122,7 +125,7 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 				[]string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Meta(), r.k.Declared()},
 				append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
 					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Retries, SourceStatic},
-					flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...)
+					append(flowArgs(t.MaxRunning, t.Rate, t.Priority), t.Jitter.Milliseconds())...)...)
 		}
 		return cmds
 	})
