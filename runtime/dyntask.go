@@ -246,7 +246,8 @@ func (e *TasksError) Unwrap() []error {
 // unreachable) fails the tasks of its batch only: a call writes all its
 // tasks or none (an unreachable Redis may have run it: a retry is
 // idempotent). When a key appears more than once, the last entry wins:
-// the earlier ones are TaskSuperseded, not written and not an error.
+// the earlier ones are TaskSuperseded, not written and not an error (even
+// when the last one is invalid and so not written either).
 //
 // The error is nil when every task was written, a *TasksError with an
 // error per task (nil for those written) when some were not, or the
@@ -347,10 +348,21 @@ const (
 // *TasksError with an error per key (nil for those removed): one wrapping
 // ErrNotFound for a key with no task, one for a task declared in code
 // (left alone), or the error of its batch's call (a batch with a foreign
-// value in one of its task keys removes none of them).
+// value in one of its task keys removes none of them). A key given more
+// than once is removed once, and each of its entries reports that.
 func (c *Client) RemoveTasks(ctx context.Context, keys []string) error {
 	if c.err != nil {
 		return c.err
+	}
+	// A key given more than once is sent once; its other entries share
+	// the outcome of its first.
+	first := make(map[string]int, len(keys))
+	uniq := make([]int, 0, len(keys))
+	for i, k := range keys {
+		if _, dup := first[k]; !dup {
+			first[k] = i
+			uniq = append(uniq, i)
+		}
 	}
 	errs := make([]error, len(keys))
 	next := make(chan int, bulkWriters)
@@ -360,10 +372,14 @@ func (c *Client) RemoveTasks(ctx context.Context, keys []string) error {
 		go func() {
 			defer wg.Done()
 			for lo := range next {
-				hi := min(lo+bulkChunk, len(keys))
-				out, _ := c.db.RemoveTasks(ctx, keys[lo:hi], 0)
+				part := uniq[lo:min(lo+bulkChunk, len(uniq))]
+				ks := make([]string, len(part))
+				for j, i := range part {
+					ks[j] = keys[i]
+				}
+				out, _ := c.db.RemoveTasks(ctx, ks, 0)
 				for j, o := range out {
-					i := lo + j
+					i := part[j]
 					switch {
 					case o.Err != nil:
 						errs[i] = fmt.Errorf("crontab: remove task %q: %w", keys[i], o.Err)
@@ -376,15 +392,18 @@ func (c *Client) RemoveTasks(ctx context.Context, keys []string) error {
 			}
 		}()
 	}
-	for lo := 0; lo < len(keys); lo += bulkChunk {
+	for lo := 0; lo < len(uniq); lo += bulkChunk {
 		next <- lo
 	}
 	close(next)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return &TasksError{Op: "remove tasks", Errs: errs}
-		}
+	failed := false
+	for i, k := range keys {
+		errs[i] = errs[first[k]]
+		failed = failed || errs[i] != nil
+	}
+	if failed {
+		return &TasksError{Op: "remove tasks", Errs: errs}
 	}
 	return nil
 }

@@ -141,12 +141,12 @@ func TestRemoveTasksPerKey(t *testing.T) {
 	if _, err := c.SetTasks(ctx, []TaskSpec{{Key: "a", Type: "sms", Expression: "every:1h"}, {Key: "b", Type: "sms", Expression: "every:1h"}}); err != nil {
 		t.Fatal(err)
 	}
-	err := c.RemoveTasks(ctx, []string{"a", "missing", "static", "b"})
+	err := c.RemoveTasks(ctx, []string{"a", "missing", "static", "b", "a"})
 	var te *TasksError
-	if !errors.As(err, &te) || len(te.Errs) != 4 {
-		t.Fatalf("RemoveTasks: %v, want a *TasksError with 4 entries", err)
+	if !errors.As(err, &te) || len(te.Errs) != 5 {
+		t.Fatalf("RemoveTasks: %v, want a *TasksError with 5 entries", err)
 	}
-	if te.Errs[0] != nil || te.Errs[3] != nil {
+	if te.Errs[0] != nil || te.Errs[3] != nil || te.Errs[4] != nil {
 		t.Errorf("removed tasks reported: %v", te.Errs)
 	}
 	if !errors.Is(te.Errs[1], ErrNotFound) || !strings.Contains(te.Errs[1].Error(), `"missing"`) {

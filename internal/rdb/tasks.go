@@ -307,25 +307,22 @@ func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch
 	wake := r.k.Wake()
 	for lo := 0; lo < len(tasks); lo += batch * taskBatchesPerPipeline {
 		hi := min(lo+batch*taskBatchesPerPipeline, len(tasks))
-		cmds, err := pipelined(ctx, r.c, []*redis.Script{setTasksScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
-			var cmds []*redis.Cmd
-			for b := lo; b < hi; b += batch {
-				part := tasks[b:min(b+batch, hi)]
-				keys := make([]string, 2, 2+len(part))
-				keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
-				args := make([]any, 3, 3+taskArgs*len(part))
-				args[0], args[1], args[2] = nowMS, wake, len(part)
-				for _, t := range part {
-					keys = append(keys, r.k.Task(t.Key))
-					args = append(args, t.Key, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
-						t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params,
-						t.MaxRunning, t.Rate.N, t.Rate.Per.Milliseconds(), t.Priority, t.Jitter.Milliseconds())
-				}
-				cmds = append(cmds, setTasksScript.EvalSha(ctx, pipe, keys, args...))
+		var calls []scriptCall
+		for b := lo; b < hi; b += batch {
+			part := tasks[b:min(b+batch, hi)]
+			keys := make([]string, 2, 2+len(part))
+			keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
+			args := make([]any, 3, 3+taskArgs*len(part))
+			args[0], args[1], args[2] = nowMS, wake, len(part)
+			for _, t := range part {
+				keys = append(keys, r.k.Task(t.Key))
+				args = append(args, t.Key, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
+					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params,
+					t.MaxRunning, t.Rate.N, t.Rate.Per.Milliseconds(), t.Priority, t.Jitter.Milliseconds())
 			}
-			return cmds
-		})
-		for i, cmd := range cmds {
+			calls = append(calls, scriptCall{keys, args})
+		}
+		for i, cmd := range evalEach(ctx, r.c, setTasksScript, calls) {
 			b := lo + i*batch
 			e := min(b+batch, hi)
 			res, err := cmd.Int64Slice()
@@ -346,11 +343,54 @@ func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch
 				out[b+j].Result = SetTaskResult(n)
 			}
 		}
-		if err != nil && first == nil {
-			first = err
-		}
 	}
 	return out, first
+}
+
+// scriptCall is the KEYS and ARGV of one call of a script.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// evalEach runs script once per call in one pipeline, then, after loading
+// the script, sends again only the calls that found it missing (NOSCRIPT:
+// a first use, or a restarted server). pipelined re-sends the whole
+// pipeline instead, and another connection may load the script while the
+// pipeline runs, so calls after that point ran already: a second run of a
+// RemoveTasks batch would report its keys absent. A call here runs at most
+// once.
+func evalEach(ctx context.Context, c redis.UniversalClient, script *redis.Script, calls []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
+	run := func(idx []int) {
+		pipe := c.Pipeline()
+		for _, i := range idx {
+			cmds[i] = script.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its error
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	run(all)
+	var missing []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return cmds
+	}
+	if err := script.Load(ctx, c).Err(); err != nil {
+		for _, i := range missing {
+			cmds[i].SetErr(fmt.Errorf("load script: %w", err))
+		}
+		return cmds
+	}
+	run(missing)
+	return cmds
 }
 
 // taskBatch is the batch size n asks for: DefaultTaskBatch for 0, at most
@@ -427,22 +467,19 @@ func (r *RDB) RemoveTasks(ctx context.Context, keys []string, batch int) ([]Remo
 	var first error
 	for lo := 0; lo < len(keys); lo += batch * taskBatchesPerPipeline {
 		hi := min(lo+batch*taskBatchesPerPipeline, len(keys))
-		cmds, err := pipelined(ctx, r.c, []*redis.Script{removeTasksScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
-			var cmds []*redis.Cmd
-			for b := lo; b < hi; b += batch {
-				part := keys[b:min(b+batch, hi)]
-				ks := make([]string, 2, 2+len(part))
-				ks[0], ks[1] = r.k.Queue(), r.k.Tasks()
-				args := make([]any, len(part))
-				for i, k := range part {
-					ks = append(ks, r.k.Task(k))
-					args[i] = k
-				}
-				cmds = append(cmds, removeTasksScript.EvalSha(ctx, pipe, ks, args...))
+		var calls []scriptCall
+		for b := lo; b < hi; b += batch {
+			part := keys[b:min(b+batch, hi)]
+			ks := make([]string, 2, 2+len(part))
+			ks[0], ks[1] = r.k.Queue(), r.k.Tasks()
+			args := make([]any, len(part))
+			for i, k := range part {
+				ks = append(ks, r.k.Task(k))
+				args[i] = k
 			}
-			return cmds
-		})
-		for i, cmd := range cmds {
+			calls = append(calls, scriptCall{ks, args})
+		}
+		for i, cmd := range evalEach(ctx, r.c, removeTasksScript, calls) {
 			b := lo + i*batch
 			e := min(b+batch, hi)
 			res, err := cmd.Int64Slice()
@@ -462,9 +499,6 @@ func (r *RDB) RemoveTasks(ctx context.Context, keys []string, batch int) ([]Remo
 			for j, n := range res {
 				out[b+j].Result = int(n)
 			}
-		}
-		if err != nil && first == nil {
-			first = err
 		}
 	}
 	return out, first
