@@ -170,36 +170,45 @@ local function write_task(hkey, cur, queued, a, i, now)
   local src = cur[1]
   if src and src ~= 'dynamic' then return -1, 0 end
   local status, expr, tz = a[i + 3], a[i + 4], a[i + 5]
-  local f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
-    'misfire', a[i + 11], 'params', a[i + 12]}
-  local function put(k, v) f[#f + 1] = k; f[#f + 1] = v end
-  local res, st = 0, cur[5]
+  local res, st, nr, f, n = 0, cur[5], tonumber(cur[4]) or 0, nil, 0
   if not src then
+    -- a new task: every field in one table constructor
     st = status ~= '' and status or 'active'
-    put('name', a[i + 1]); put('created_at', now); put('last_run', 0); put('runs', 0)
-    put('failures', 0); put('skips', 0); put('status', st); put('source', 'dynamic')
-    res = 2
-  elseif status ~= '' then
-    st = status
-    put('status', st)
+    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
+      'misfire', a[i + 11], 'params', a[i + 12], 'name', a[i + 1], 'created_at', now, 'last_run', '0',
+      'runs', '0', 'failures', '0', 'skips', '0', 'status', st, 'source', 'dynamic',
+      'expression', expr, 'tz', tz, 'interval', a[i + 6], 'next_run', a[i + 2]}
+    n, res, nr = 36, 2, tonumber(a[i + 2])
+  else
+    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
+      'misfire', a[i + 11], 'params', a[i + 12]}
+    n = 12
+    if status ~= '' then
+      st = status
+      f[n + 1], f[n + 2], n = 'status', st, n + 2
+    end
+    if cur[2] ~= expr or cur[3] ~= tz or (cur[6] or '0') ~= a[i + 17] then
+      f[n + 1], f[n + 2], f[n + 3], f[n + 4] = 'expression', expr, 'tz', tz
+      f[n + 5], f[n + 6], f[n + 7], f[n + 8] = 'interval', a[i + 6], 'next_run', a[i + 2]
+      n, res, nr = n + 8, 1, tonumber(a[i + 2])
+    elseif not queued and nr < tonumber(now) then
+      -- enabled again: continue from the next future instant
+      f[n + 1], f[n + 2], n = 'next_run', a[i + 2], n + 2
+      nr = tonumber(a[i + 2])
+    end
   end
-  local nr = tonumber(cur[4]) or 0
-  if res == 2 or cur[2] ~= expr or cur[3] ~= tz or (cur[6] or '0') ~= a[i + 17] then
-    put('expression', expr); put('tz', tz); put('interval', a[i + 6]); put('next_run', a[i + 2])
-    nr = tonumber(a[i + 2])
-    if res == 0 then res = 1 end
-  elseif not queued and nr < tonumber(now) then
-    -- enabled again: continue from the next future instant
-    nr = tonumber(a[i + 2])
-    put('next_run', a[i + 2])
-  end
-  local del = {}
-  for j = 1, #task_opt do
+  local del
+  for j = 1, 5 do
     local v = a[i + 12 + j]
-    if v ~= '0' then put(task_opt[j], v) elseif src then del[#del + 1] = task_opt[j] end
+    if v ~= '0' then
+      f[n + 1], f[n + 2], n = task_opt[j], v, n + 2
+    elseif src then
+      del = del or {}
+      del[#del + 1] = task_opt[j]
+    end
   end
-  redis.call('HSET', hkey, unpack(f))
-  if #del > 0 then redis.call('HDEL', hkey, unpack(del)) end
+  redis.call('HSET', hkey, unpack(f, 1, n))
+  if del then redis.call('HDEL', hkey, unpack(del)) end
   if st == 'disabled' or nr == 0 then return res, -1 end
   if res > 0 or not queued then return res, nr end
   return res, 0
