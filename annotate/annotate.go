@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // Prefix starts every directive line. There is no space after the //.
@@ -22,6 +23,9 @@ const (
 	DefaultMaxRunning = 0
 	// DefaultPriority is the priority of a type that sets none.
 	DefaultPriority = 0
+	// DefaultJitter is no jitter: a task fires at its expression's
+	// instants.
+	DefaultJitter = time.Duration(0)
 )
 
 // Limits enforced by [Parse].
@@ -40,6 +44,9 @@ const (
 	// MinPriority and MaxPriority bound priority (the runtime's
 	// registry.MinPriority and registry.MaxPriority).
 	MinPriority, MaxPriority = registry.MinPriority, registry.MaxPriority
+	// MaxJitter is the largest jitter (the runtime's schedule.MaxJitter,
+	// 24h).
+	MaxJitter = schedule.MaxJitter
 )
 
 // The values of the status key.
@@ -70,10 +77,11 @@ const (
 	keyMaxRunning = "max_running"
 	keyRate       = "rate"
 	keyPriority   = "priority"
+	keyJitter     = "jitter"
 )
 
 var keys = [...]string{keyName, keyExpression, keyStatus, keyTimeout, keyConcurrent, keyTZ, keyMisfire, keyRetries,
-	keyMaxRunning, keyRate, keyPriority}
+	keyMaxRunning, keyRate, keyPriority, keyJitter}
 
 // IsDirective reports whether a raw comment line (as in ast.Comment.Text) is
 // a crontab directive, that is whether it starts with [Prefix].
@@ -112,6 +120,10 @@ type Directive struct {
 	// Priority orders the type's due jobs when they back up, higher first,
 	// in [MinPriority, MaxPriority]; default 0.
 	Priority int
+	// Jitter moves a scheduled task's instants by a stable offset in [0,
+	// Jitter) of its name, in [0, MaxJitter], whole milliseconds; default
+	// 0 (none).
+	Jitter time.Duration
 
 	// Offsets holds the byte offset in the comment line of each key that
 	// was present, and ValueOffsets the offset of its value (of the opening
@@ -129,7 +141,7 @@ func (d *Directive) IsJob() bool { return d.Expression == "" }
 // String renders d as a canonical directive line that [Parse] turns back
 // into an equal Directive (offsets aside). Keys come in a fixed order: name,
 // expression, status, timeout, concurrent, tz, misfire, retries,
-// max_running, rate, priority. Name,
+// max_running, rate, priority, jitter. Name,
 // expression, tz and rate are rendered as Go-quoted strings, the other
 // values bare.
 // A key whose value is its default, or the zero value, is left out.
@@ -175,6 +187,9 @@ func (d *Directive) String() string {
 	}
 	if d.Priority != DefaultPriority {
 		pair(keyPriority, strconv.Itoa(d.Priority))
+	}
+	if d.Jitter != DefaultJitter {
+		pair(keyJitter, formatDuration(d.Jitter))
 	}
 	return b.String()
 }

@@ -143,6 +143,18 @@
 // runtime's TaskConfig.Priority documents the weights). On a scheduled
 // task (an expression) it is an error: its fires run at their instant.
 //
+// jitter (default 0, none)
+//
+// A Go duration from 0 to 24h ([MaxJitter]) in whole milliseconds
+// (jitter=10m, jitter=1h30m, jitter=500ms), for scheduled tasks: each
+// instant of the expression is moved later by a stable offset in [0, D)
+// derived from the task's name (schedule.JitterOffset: the FNV-64a hash of
+// the name modulo D in milliseconds, the same in every process and every
+// release), so many tasks with one expression do not all fire at once. The
+// moved instant is the task's instant: it fires once there, never before.
+// In a daylight-saving transition the offset is added, in absolute time,
+// to the instant the policy yields. On a job type it is an error.
+//
 // # Errors
 //
 // [Parse] is strict. It reports an unknown key (suggesting the closest known

@@ -501,6 +501,23 @@ func (p *parser) set(idx, keyOff, valOff int, val string) {
 			return
 		}
 		d.Priority = n
+	case keyJitter:
+		j, err := time.ParseDuration(val)
+		switch {
+		case err != nil:
+			bad("invalid duration %s", quote(val))
+			return
+		case j < 0:
+			bad("must not be negative, got %s", quote(val))
+			return
+		case j > MaxJitter:
+			bad("must be at most 24h, got %s", quote(val))
+			return
+		case j%time.Millisecond != 0:
+			bad("must be whole milliseconds, got %s", quote(val))
+			return
+		}
+		d.Jitter = j
 	}
 	p.valid[idx] = true
 	d.Offsets[key] = keyOff
@@ -590,6 +607,9 @@ func (p *parser) check() {
 	}
 	if i := keyIndex(keyRate); p.valid[i] && !p.d.Rate.IsZero() && p.seen[expr] {
 		p.errorf(p.d.Offsets[keyRate], "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running")
+	}
+	if i := keyIndex(keyJitter); p.valid[i] && p.d.Jitter != 0 && !p.seen[expr] {
+		p.errorf(p.d.Offsets[keyJitter], "jitter applies only to scheduled tasks, which have an expression: a job runs when it is due")
 	}
 	if i := keyIndex(keyPriority); p.valid[i] && p.d.Priority != 0 && p.seen[expr] {
 		p.errorf(p.d.Offsets[keyPriority], "priority applies only to job types (no expression): the fires of a scheduled task run at their instant; drop priority")

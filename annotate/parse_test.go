@@ -126,6 +126,22 @@ func TestParse(t *testing.T) {
 			offsets: map[string]int{"name": 10, "max_running": 17, "rate": 31, "priority": 42},
 		},
 		{
+			line:    `//crontab:name=x expression=every:1h jitter=10m`,
+			want:    with(job("x"), func(d *Directive) { d.Expression, d.Jitter = "every:1h", 10*time.Minute }),
+			offsets: map[string]int{"name": 10, "expression": 17, "jitter": 37},
+		},
+		{
+			line:    `//crontab:name=x jitter=24h expression=every:1h`,
+			want:    with(job("x"), func(d *Directive) { d.Expression, d.Jitter = "every:1h", 24*time.Hour }),
+			offsets: map[string]int{"name": 10, "jitter": 17, "expression": 28},
+		},
+		{
+			// jitter=0 is no jitter, on a job type too.
+			line:    `//crontab:name=x jitter=0s`,
+			want:    job("x"),
+			offsets: map[string]int{"name": 10, "jitter": 17},
+		},
+		{
 			line:    `//crontab:name="` + strings.Repeat("n", 200) + `"`,
 			want:    job(strings.Repeat("n", 200)),
 			offsets: map[string]int{"name": 10},
@@ -251,6 +267,10 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x priority=-1001`, []e{{26, `priority: must be between -1000 and 1000, got "-1001"`}}},
 		{`//crontab:name=x priority=1001`, []e{{26, `priority: must be between -1000 and 1000, got "1001"`}}},
 		{`//crontab:name=x priority=-99999999999999999999`, []e{{26, `priority: must be between -1000 and 1000, got "-99999999999999999999"`}}},
+		{`//crontab:name=x expression=every:1h jitter=soon`, []e{{44, `jitter: invalid duration "soon"`}}},
+		{`//crontab:name=x expression=every:1h jitter=-1s`, []e{{44, `jitter: must not be negative, got "-1s"`}}},
+		{`//crontab:name=x expression=every:1h jitter=24h0m1s`, []e{{44, `jitter: must be at most 24h, got "24h0m1s"`}}},
+		{`//crontab:name=x expression=every:1h jitter=1.5ms`, []e{{44, `jitter: must be whole milliseconds, got "1.5ms"`}}},
 		{`//crontab:name=x rate=100`, []e{{22, `rate: invalid rate "100": want N/D, such as 100/s or 5/1m`}}},
 		{`//crontab:name=x rate=""`, []e{{22, `rate: invalid rate "": want N/D, such as 100/s or 5/1m`}}},
 		{`//crontab:name=x rate=0/s`, []e{{22, `rate: invalid rate "0/s": count "0": want a positive integer`}}},
@@ -270,6 +290,7 @@ func TestParseErrors(t *testing.T) {
 		{`//crontab:name=x expression=every:5s max_running=2`, []e{{37, "max_running=2 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 		{`//crontab:name=x max_running=3 concurrent=false expression=every:5s`, []e{{17, "max_running=3 needs concurrent=true: a scheduled task that is not concurrent already runs at most once at a time; set concurrent=true or drop max_running"}}},
 		{`//crontab:name=x expression=every:5s rate=5/s`, []e{{37, "rate applies only to job types (no expression): the fires of a scheduled task are not rate-limited yet; drop rate, or cap the task with max_running"}}},
+		{`//crontab:name=x jitter=1m`, []e{{17, "jitter applies only to scheduled tasks, which have an expression: a job runs when it is due"}}},
 		{`//crontab:name=x expression=every:5s priority=-5`, []e{{37, "priority applies only to job types (no expression): the fires of a scheduled task run at their instant; drop priority"}}},
 
 		// Every error of the line, sorted by offset.
@@ -374,6 +395,8 @@ func TestString(t *testing.T) {
 			`//crontab:name="f" max_running=50 rate="5/1m" priority=-3`,
 		},
 		{Directive{Name: "f", Rate: registry.Rate{N: 100, Per: 1500 * time.Millisecond}}, `//crontab:name="f" rate="100/1.5s"`},
+		{Directive{Name: "j", Expression: "every:1h", Jitter: 90 * time.Minute}, `//crontab:name="j" expression="every:1h" jitter=1h30m`},
+		{Directive{Name: "j", Expression: "every:1s", Jitter: 250 * time.Millisecond}, `//crontab:name="j" expression="every:1s" jitter=250ms`},
 		{Directive{Name: "t\"\n", Timeout: time.Hour}, `//crontab:name="t\"\n" timeout=1h`},
 		{Directive{Name: "t", Timeout: 10 * time.Minute}, `//crontab:name="t" timeout=10m`},
 		{Directive{Name: "t", Timeout: 1500 * time.Millisecond}, `//crontab:name="t" timeout=1.5s`},
@@ -431,6 +454,7 @@ func TestSuggest(t *testing.T) {
 		"maxrunning": "max_running", "max-running": "max_running", "max_runing": "max_running",
 		"max_concurrency": "max_running", "max_concurrent": "max_running", "global_concurrency": "max_running",
 		"rates": "rate", "rate_limit": "rate", "ratelimit": "rate", "limiter": "rate", "throttle": "rate",
+		"jiter": "jitter", "jitte": "jitter", "Jitter": "jitter",
 		"priorty": "priority", "Priority": "priority", "prio": "priority", "weight": "priority",
 		"x": "", "ab": "", "payload": "", strings.Repeat("name", 20): "",
 	} {

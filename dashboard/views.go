@@ -41,6 +41,11 @@ type Task struct {
 	MaxRunning int    `json:"max_running,omitempty"`
 	Rate       string `json:"rate,omitempty"`
 	Priority   int    `json:"priority,omitempty"`
+	// JitterMS is the task's jitter and JitterOffsetMS the effective offset
+	// of its instants (crontab.TaskInfo.JitterOffset), left out when it has
+	// none.
+	JitterMS       int64 `json:"jitter_ms,omitempty"`
+	JitterOffsetMS int64 `json:"jitter_offset_ms,omitempty"`
 	// Recent are the durations of the latest completed runs, oldest
 	// first, for a sparkline (the overview only).
 	Recent []Point `json:"recent,omitempty"`
@@ -62,6 +67,7 @@ func TaskView(t crontab.TaskInfo) Task {
 		LastOutcome: string(t.LastOutcome), LastError: t.LastError, LastDurationMS: t.LastDuration.Milliseconds(),
 		Runs: t.Runs, Failures: t.Failures, Skips: t.Skips, Running: t.Running, LockedBy: t.LockedBy,
 		MaxRunning: t.MaxRunning, Rate: t.Rate.String(), Priority: t.Priority,
+		JitterMS: t.Jitter.Milliseconds(), JitterOffsetMS: t.JitterOffset.Milliseconds(),
 	}
 }
 

@@ -99,6 +99,10 @@ type TaskInfo struct {
 	MaxRunning int
 	Rate       Rate
 	Priority   int
+	// Jitter is the task's jitter (0: none) and JitterOffset the effective
+	// offset of its instants from its expression's (JitterOffset of its
+	// name: schedule.JitterOffset), in [0, Jitter).
+	Jitter, JitterOffset time.Duration
 	// Next is when it fires next: its score in the queue, or the zero Time
 	// when it is not queued (disabled, or no instant left).
 	Next time.Time
@@ -219,6 +223,9 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 	}
 	t.MaxRunning = int(num(rdb.FieldMaxRunning))
 	t.Priority = int(num(rdb.FieldPriority))
+	if j, err := rdb.ParseJitter(name, h[rdb.FieldJitter]); err == nil {
+		t.Jitter, t.JitterOffset = j, schedule.JitterOffset(name, j)
+	}
 	if r := (Rate{N: int(num(rdb.FieldRateN)), Per: time.Duration(num(rdb.FieldRatePerMS)) * time.Millisecond}); r.Validate() == nil {
 		t.Rate = r
 	}
@@ -298,7 +305,7 @@ func (in *Inspector) SetStatus(ctx context.Context, name string, st Status) erro
 // at its next future instant, with the requeue script the master's
 // maintenance uses, and wakes the schedulers.
 func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
-	expr, tz, err := in.db.TaskSchedule(ctx, name)
+	expr, tz, jitter, err := in.db.TaskSchedule(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -317,7 +324,7 @@ func (in *Inspector) ensureQueued(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	next := ms(sched.Next(now))
+	next := ms(jittered(sched, name, jitter).Next(now))
 	queued, err := in.db.Requeue(ctx, name, next)
 	if err != nil {
 		return err

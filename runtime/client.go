@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -60,6 +61,9 @@ type Client struct {
 	reg  *Registry
 	opts options
 	err  error // a bad option or a nil client: every method returns it
+	// cache parses the schedules of SetTask and SetTasks once per
+	// (expression, zone).
+	cache schedule.Cache
 }
 
 // NewClient returns a client for the job types of reg on client. An option

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // misfireThreshold is how late a fire may start before it counts as missed
@@ -474,16 +475,22 @@ func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string, 
 	fires := make([]*fire, 0, len(due))
 	// The instants after an instant, per expression and zone: the tasks of
 	// one instant mostly share a few (100,000 tenants' daily:09:00 in a few
-	// hundred zones), so each is computed once per call.
+	// hundred zones), so each is computed once per call. A jittered task's
+	// is its offset added to the unjittered schedule's after at - offset
+	// (schedule.Offset), so it shares the memo too.
 	nexts := make(map[nextKey]time.Time)
-	nextOf := func(st taskState, sched Schedule, at time.Time) time.Time {
+	nextOf := func(st taskState, sched Schedule, offset time.Duration, at time.Time) time.Time {
+		at = at.Add(-offset)
 		k := nextKey{st.Expression, st.TZ, at.UnixNano()}
-		if t, ok := nexts[k]; ok {
+		t, ok := nexts[k]
+		if !ok {
+			t = sched.Next(at)
+			nexts[k] = t
+		}
+		if t.IsZero() {
 			return t
 		}
-		t := sched.Next(at)
-		nexts[k] = t
-		return t
+		return t.Add(offset)
 	}
 	for i, m := range due {
 		read := reads[i]
@@ -520,13 +527,14 @@ func (dp *dispatcher) prepare(ctx context.Context, now time.Time, due []string, 
 			dp.ignore(m, score, "bad schedule in task hash; skipped", err)
 			continue
 		}
+		offset := schedule.JitterOffset(m, st.Jitter) // parsed per expression and zone, offset per task
 		f := &fire{state: st, reg: reg, at: time.UnixMilli(st.NextRun)}
 		mode := "run"
-		next := nextOf(st, sched, f.at)
+		next := nextOf(st, sched, offset, f.at)
 		if now.Sub(f.at) > misfireThreshold {
 			// Missed instants (downtime): one catch-up run or none, then
 			// continue from the next future instant.
-			next = nextOf(st, sched, now)
+			next = nextOf(st, sched, offset, now)
 			if st.Misfire == MisfireSkip {
 				mode = "skip"
 			}

@@ -59,6 +59,13 @@
 // from TIME and every script reads TIME itself, so processes with skewed
 // clocks agree and nothing fires early.
 //
+// A task with a jitter (TaskConfig.Jitter, TaskSpec.Jitter, the directive
+// key jitter) fires at its expression's instants moved later by a stable
+// offset of its key (schedule.JitterOffset, schedule.Offset): the moved
+// instant is the task's instant everywhere (next_run, the claim's
+// compare-and-set, RunInfo.Fire), so once per instant and never early hold
+// as without jitter. Every process computes the same offset from the key.
+//
 // # Redis layout
 //
 // All keys of a namespace (WithNamespace, default "crontab") carry the hash
@@ -69,7 +76,11 @@
 //	{ns}:task:<key>     HASH class, name, expression, next_run, last_run, status,
 //	                         interval, created_at, tz, timeout, concurrent, misfire,
 //	                         type, source, params, runs, failures, skips,
-//	                         last_result, last_error, last_duration
+//	                         last_result, last_error, last_duration; only when set:
+//	                         max_running, rate_n, rate_per_ms, priority, and
+//	                         jitter (ms: its instants are the expression's plus
+//	                         schedule.JitterOffset(key, jitter), FNV-64a of the
+//	                         key mod the jitter; next_run already has the offset)
 //	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
 //	{ns}:lock:master    STR  the housekeeping process
 //	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress

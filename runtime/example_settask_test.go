@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	crontab "github.com/gocrontab/crontab/runtime"
 )
@@ -72,4 +74,37 @@ func ExampleClient_SetTask() {
 	// Output:
 	// sales report: report as pdf
 	// remove: <nil>
+}
+
+// SetTasks writes many run-time tasks at once and reports each one:
+// invalid specs are refused on their own, the others are written.
+// RemoveTasks takes them away, reporting keys with no task.
+func ExampleClient_SetTasks() {
+	rdb, stop := exampleRedis() // a go-redis client on a private redis-server
+	defer stop()
+
+	reg := crontab.NewRegistry()
+	if err := reg.Add(crontab.TaskConfig{Name: "report", New: func() crontab.TaskInterface { return new(Report) }}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	c := crontab.NewClient(rdb, reg)
+	results, err := c.SetTasks(ctx, []crontab.TaskSpec{
+		{Key: "tenant 1", Type: "report", Params: Report{Format: "pdf"}, Expression: "every:1h", Jitter: time.Hour},
+		{Key: "tenant 2", Type: "report", Params: Report{Format: "csv"}, Expression: "every:1h", Jitter: time.Hour},
+		{Key: "tenant 3", Type: "report", Expression: "every:1x"},
+	})
+	fmt.Println(results)
+	var te *crontab.TasksError
+	if errors.As(err, &te) {
+		fmt.Println(te.Errs[2])
+	}
+	err = c.RemoveTasks(ctx, []string{"tenant 1", "tenant 2", "tenant 9"})
+	fmt.Println(errors.Is(err, crontab.ErrNotFound))
+
+	// Output:
+	// [created created failed]
+	// crontab: set task "tenant 3": expression "every:1x": every: interval "1x" has an unknown unit; want s, m or h
+	// true
 }

@@ -379,7 +379,7 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		next := ms(sched.Next(now))
+		next := ms(jittered(sched, m, st.Jitter).Next(now))
 		if next == 0 {
 			continue
 		}

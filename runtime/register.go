@@ -41,7 +41,7 @@ func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 		decls[i] = rdb.TaskDecl{Key: c.Name, Class: c.Class, Type: c.Name, Expression: c.Expression, TZ: c.TZ,
 			Interval: schedule.Describe(reg.Schedule()), Status: string(c.Status), NextMS: ms(reg.Schedule().Next(first)),
 			Timeout: c.Timeout, Concurrent: c.Concurrent, Misfire: string(c.Misfire), Retries: c.Retries,
-			MaxRunning: c.MaxRunning, Rate: c.Rate, Priority: c.Priority}
+			MaxRunning: c.MaxRunning, Rate: c.Rate, Priority: c.Priority, Jitter: c.Jitter}
 	}
 	written, err := mt.db.Register(ctx, ms(now), decls)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	rdbpkg "github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 	crontab "github.com/gocrontab/crontab/runtime"
+	cschedule "github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // show prints a task's cap only when set, in text and in -o json (a
@@ -300,5 +301,41 @@ func TestShowFireSlotsAndJobsWait(t *testing.T) {
 		if strings.HasPrefix(id, "resize-") && w != "max_running 1/1" {
 			t.Errorf("jobs -o json: %s waiting %v, want max_running 1/1", id, w)
 		}
+	}
+}
+
+// show prints a jittered task's jitter with the effective offset of its
+// instants, in text and in -o json, and nothing for a task without one.
+func TestShowJitter(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	reg := crontab.NewRegistry()
+	if err := reg.Add(crontab.TaskConfig{Name: "mail", New: func() crontab.TaskInterface { return new(mailJob) }}); err != nil {
+		t.Fatal(err)
+	}
+	client := crontab.NewClient(rdb, reg)
+	if _, err := client.SetTasks(ctx, []crontab.TaskSpec{
+		{Key: "spread", Type: "mail", Expression: "every:1h", Jitter: time.Hour},
+		{Key: "plain", Type: "mail", Expression: "every:1h"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{rdb: rdb, url: srv.URL()}
+	offset := cschedule.JitterOffset("spread", time.Hour)
+	show := e.ok(t, "show", "spread")
+	if want := "jitter:        1h0m0s (offset " + offset.String() + ")"; !strings.Contains(show, want) {
+		t.Errorf("show spread: no %q in\n%s", want, show)
+	}
+	if plain := e.ok(t, "show", "plain"); strings.Contains(plain, "jitter") {
+		t.Errorf("show plain has a jitter row:\n%s", plain)
+	}
+	var one map[string]any
+	if err := json.Unmarshal([]byte(e.ok(t, "-o", "json", "show", "spread")), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one["jitter_ms"] != 3_600_000.0 || one["jitter_offset_ms"] != float64(offset.Milliseconds()) {
+		t.Errorf("show -o json spread: jitter_ms %v jitter_offset_ms %v, want 3600000 and %d", one["jitter_ms"], one["jitter_offset_ms"], offset.Milliseconds())
 	}
 }

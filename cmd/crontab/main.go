@@ -564,8 +564,8 @@ func showTypeFlow(c *cli, f crontab.TypeFlow) error {
 }
 
 // flowRows are the rows of show for the task's flow-control settings,
-// each only when set: its cap of runs at once, its start rate and its
-// priority. The current use of the cap (slots: the runs holding it now,
+// each only when set: its cap of runs at once, its start rate, its jitter
+// with the effective offset of its instants, and its priority. The current use of the cap (slots: the runs holding it now,
 // Inspector.FireSlotsRunning) goes on its row.
 func flowRows(t crontab.TaskInfo, slots int64) [][2]string {
 	var rows [][2]string
@@ -574,6 +574,9 @@ func flowRows(t crontab.TaskInfo, slots int64) [][2]string {
 	}
 	if !t.Rate.IsZero() {
 		rows = append(rows, [2]string{"rate", t.Rate.String() + " (starts per sliding window)"})
+	}
+	if t.Jitter > 0 {
+		rows = append(rows, [2]string{"jitter", fmt.Sprintf("%v (offset %v)", t.Jitter, t.JitterOffset)})
 	}
 	if t.Priority != 0 {
 		rows = append(rows, [2]string{"priority", fmt.Sprint(t.Priority)})

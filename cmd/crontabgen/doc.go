@@ -140,6 +140,15 @@
 //	            every W jobs claimed (W the sum of the due priorities'
 //	            weights) each gets its weight, so priorities 0 and 2 take
 //	            1 and 3 jobs of every 4. An error on a scheduled task.
+//	jitter      a Go duration, 0 (default, none) to 24h in whole
+//	            milliseconds, for scheduled tasks: each instant of the
+//	            expression moves later by a stable offset in [0, D) of
+//	            the task's name (FNV-64a of the name modulo D in ms, the
+//	            same in every process and release), so tasks with one
+//	            expression do not all fire at once; the moved instant is
+//	            the task's instant (once, never early). In a DST
+//	            transition the offset is added, in absolute time, to the
+//	            instant the policy yields. An error on a job type.
 //
 // The package github.com/gocrontab/crontab/annotate documents the grammar
 // in full.

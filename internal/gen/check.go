@@ -167,6 +167,7 @@ func taskConfig(t *task, newTask func() registry.TaskInterface) registry.TaskCon
 		MaxRunning: d.MaxRunning,
 		Rate:       d.Rate,
 		Priority:   d.Priority,
+		Jitter:     d.Jitter,
 		New:        newTask,
 	}
 }

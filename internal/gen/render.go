@@ -76,6 +76,9 @@ func (g *generator) render(tasks []*task) ([]byte, error) {
 			if d.Priority != 0 {
 				fields = append(fields, field("Priority", jen.Lit(d.Priority)))
 			}
+			if d.Jitter != 0 {
+				fields = append(fields, field("Jitter", durationCode(d.Jitter)))
+			}
 			fields = append(fields,
 				field("New", jen.Func().Params().Add(rt("TaskInterface")).Custom(jen.Options{Open: "{ ", Close: " }"}, jen.Return(jen.New(typ(t))))),
 				jen.Line(),

@@ -241,7 +241,7 @@ func scriptCases() []scriptCase {
 		}},
 		{"RegisterFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
 			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000,
-				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2}})
+				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2, Jitter: time.Minute}})
 			return err
 		}},
 		{"SetTaskFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
@@ -254,6 +254,23 @@ func scriptCases() []scriptCase {
 				t.Fatal(err)
 			}
 		}, func(r *RDB) error { _, err := r.RemoveTask(ctx, "d"); return err }},
+		{"SetTasks", func(t *testing.T, r *RDB) {
+			if _, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000}); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error {
+			_, err := r.SetTasks(ctx, 500, []TaskDecl{
+				{Key: "d", Type: "a", Expression: "every:2s", NextMS: 2000, Params: "{}", Jitter: time.Second},
+				{Key: "e", Type: "a", Expression: "every:1s", NextMS: 1000, Concurrent: true, MaxRunning: 3},
+				{Key: "f", Type: "a", Expression: "every:1s", NextMS: 1000, Status: "disabled"}}, 0)
+			return err
+		}},
+		{"RemoveTasks", func(t *testing.T, r *RDB) {
+			if _, err := r.SetTasks(ctx, 500, []TaskDecl{{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000},
+				{Key: "e", Type: "a", Expression: "every:1s", NextMS: 1000}}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error { _, err := r.RemoveTasks(ctx, []string{"d", "e", "gone"}, 0); return err }},
 		{"SetStatus", declared, func(r *RDB) error { _, err := r.SetStatus(ctx, "a", "disabled"); return err }},
 		{"Trigger", func(t *testing.T, r *RDB) {
 			declared(t, r)

@@ -96,20 +96,26 @@ func TestTaskHashFlowFields(t *testing.T) {
 	}
 }
 
-// ParseTaskState fails on a corrupt flow-control field, naming it.
+// ParseTaskState fails on a corrupt flow-control or jitter field, naming
+// it, and reads the jitter.
 func TestParseTaskStateFlowFields(t *testing.T) {
 	base := []any{"a", "every:1s", "UTC", "1000", "active", "once", ""}
 	for _, tc := range []struct {
-		flow []any
-		want string // "" for no error
+		flow   []any  // max_running, rate_n, rate_per_ms, priority, jitter
+		want   string // "" for no error
+		jitter time.Duration
 	}{
-		{[]any{nil, nil, nil, nil}, ""},
-		{[]any{"3", "5", "60000", "1000"}, ""},
-		{[]any{"x", nil, nil, nil}, `field max_running: bad value "x"`},
-		{[]any{"-1", nil, nil, nil}, `field max_running: bad value -1`},
-		{[]any{nil, nil, nil, "1001"}, `field priority: bad value 1001`},
-		{[]any{nil, "5", nil, nil}, `fields rate_n and rate_per_ms: rate 5/0s`},
-		{[]any{nil, "5", "1.5", nil}, `field rate_per_ms: bad value "1.5"`},
+		{[]any{nil, nil, nil, nil, nil}, "", 0},
+		{[]any{"3", "5", "60000", "1000", nil}, "", 0},
+		{[]any{nil, nil, nil, nil, "3600000"}, "", time.Hour},
+		{[]any{"x", nil, nil, nil, nil}, `field max_running: bad value "x"`, 0},
+		{[]any{"-1", nil, nil, nil, nil}, `field max_running: bad value -1`, 0},
+		{[]any{nil, nil, nil, "1001", nil}, `field priority: bad value 1001`, 0},
+		{[]any{nil, "5", nil, nil, nil}, `fields rate_n and rate_per_ms: rate 5/0s`, 0},
+		{[]any{nil, "5", "1.5", nil, nil}, `field rate_per_ms: bad value "1.5"`, 0},
+		{[]any{nil, nil, nil, nil, "x"}, `field jitter: bad value "x"`, 0},
+		{[]any{nil, nil, nil, nil, "-5"}, `field jitter: bad value "-5"`, 0},
+		{[]any{nil, nil, nil, nil, "86400001"}, `field jitter: bad value "86400001": want 0 to 86400000`, 0},
 	} {
 		st, err := ParseTaskState("a", append(append([]any{}, base...), tc.flow...))
 		switch {
@@ -117,6 +123,56 @@ func TestParseTaskStateFlowFields(t *testing.T) {
 			t.Errorf("%v: %v", tc.flow, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v: error %v, want %q (state %+v)", tc.flow, err, tc.want, st)
+		case tc.want == "" && st.Jitter != tc.jitter:
+			t.Errorf("%v: jitter %v, want %v", tc.flow, st.Jitter, tc.jitter)
 		}
+	}
+}
+
+// Register and SetTask write the jitter field only when set, and a
+// changed or dropped jitter reschedules the task (next_run from the
+// declaration) as a changed expression does.
+func TestTaskHashJitterField(t *testing.T) {
+	srv := redistest.Start(t)
+	r := New(srv.Client(t), "ns")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		write func(d TaskDecl) (bool, error)
+	}{
+		{"register", func(d TaskDecl) (bool, error) { ch, err := r.Register(ctx, 500, []TaskDecl{d}); return ch[0], err }},
+		{"settask", func(d TaskDecl) (bool, error) { res, err := r.SetTask(ctx, 500, d); return res > 0, err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := TaskDecl{Key: "j-" + tc.name, Type: "a", Expression: "every:1h", TZ: "UTC", Status: "active",
+				NextMS: 3_600_000 + 1234, Timeout: time.Minute, Misfire: "once", Jitter: time.Hour}
+			field := func() (string, string) {
+				h := r.c.HGetAll(ctx, r.k.Task(d.Key)).Val()
+				return h[FieldJitter], h[FieldNextRun]
+			}
+			for i, step := range []struct {
+				jitter  time.Duration
+				next    int64
+				changed bool
+				field   string
+				nextRun string
+			}{
+				{time.Hour, 3_601_234, true, "3600000", "3601234"},
+				{time.Hour, 3_609_999, false, "3600000", "3601234"}, // same jitter: schedule kept
+				{time.Minute, 3_600_042, true, "60000", "3600042"},
+				{0, 3_600_000, true, "", "3600000"},
+				{0, 7_200_000, false, "", "3600000"},
+			} {
+				d.Jitter, d.NextMS = step.jitter, step.next
+				changed, err := tc.write(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, nr := field()
+				if changed != step.changed || f != step.field || nr != step.nextRun {
+					t.Errorf("step %d: changed %v, jitter %q, next_run %s; want %v, %q, %s", i, changed, f, nr, step.changed, step.field, step.nextRun)
+				}
+			}
+		})
 	}
 }

@@ -73,16 +73,18 @@ func (r *RDB) ReadTasks(ctx context.Context, names []string) ([]TaskRead, map[st
 	return out, runs, nil
 }
 
-// TaskSchedule returns the expression and zone of a task's hash ("" when
-// absent).
-func (r *RDB) TaskSchedule(ctx context.Context, key string) (expression, tz string, err error) {
-	vals, err := r.c.HMGet(ctx, r.k.Task(key), FieldExpression, FieldTZ).Result()
+// TaskSchedule returns the expression, zone and jitter of a task's hash
+// ("" when absent; the error of a jitter field that does not parse names
+// it).
+func (r *RDB) TaskSchedule(ctx context.Context, key string) (expression, tz string, jitter time.Duration, err error) {
+	vals, err := r.c.HMGet(ctx, r.k.Task(key), FieldExpression, FieldTZ, FieldJitter).Result()
 	if err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
 	expression, _ = vals[0].(string)
 	tz, _ = vals[1].(string)
-	return expression, tz, nil
+	jitter, err = ParseJitter(key, vals[2])
+	return expression, tz, jitter, err
 }
 
 // JobRef is a job id with its score: the due time of a pending job, the

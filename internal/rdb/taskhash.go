@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
+	"github.com/gocrontab/crontab/runtime/schedule"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,6 +36,10 @@ const (
 	FieldRateN      = "rate_n"      // starts allowed per window; absent: no rate
 	FieldRatePerMS  = "rate_per_ms" // the rate's sliding window, ms; with rate_n
 	FieldPriority   = "priority"    // absent: 0
+	// FieldJitter is the bound of the task's stable offset, ms (TaskSpec.Jitter,
+	// TaskConfig.Jitter): its instants are the expression's plus
+	// schedule.JitterOffset(key, jitter). Absent: 0, no offset.
+	FieldJitter = "jitter"
 )
 
 // TaskState is what the dispatcher reads of a due task.
@@ -53,11 +58,14 @@ type TaskState struct {
 	MaxRunning int
 	Rate       registry.Rate
 	Priority   int
+	// Jitter is the task's FieldJitter: its instants are its expression's
+	// plus schedule.JitterOffset(Member, Jitter). Zero when absent.
+	Jitter time.Duration
 }
 
 // TaskStateFields lists the fields ParseTaskState expects, in order.
 var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams,
-	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority}
+	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority, FieldJitter}
 
 // ParseTaskState decodes an HMGET of TaskStateFields. It fails on a hash
 // that is missing or corrupt, naming the field.
@@ -98,7 +106,25 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 		return st, err
 	}
 	st.MaxRunning, st.Rate, st.Priority = flow.MaxRunning, flow.Rate, flow.Priority
+	if st.Jitter, err = ParseJitter(member, vals[11]); err != nil {
+		return st, err
+	}
 	return st, nil
+}
+
+// ParseJitter decodes a task hash's FieldJitter value (nil or "" meaning
+// absent: 0). It fails naming the field on a value that is not a whole
+// number of ms from 0 to schedule.MaxJitter.
+func ParseJitter(member string, v any) (time.Duration, error) {
+	s, _ := v.(string)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > schedule.MaxJitter.Milliseconds() {
+		return 0, fmt.Errorf("task %q: field %s: bad value %q: want 0 to %d (ms)", member, FieldJitter, s, schedule.MaxJitter.Milliseconds())
+	}
+	return time.Duration(n) * time.Millisecond, nil
 }
 
 // Flow is a task's flow-control fields as its hash stores them.

@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
@@ -40,6 +41,10 @@ type TaskDecl struct {
 	MaxRunning int
 	Rate       registry.Rate
 	Priority   int
+	// Jitter is written to FieldJitter (ms) when set, and the field
+	// deleted when not: the bound of the task's stable offset (see
+	// schedule.JitterOffset); NextMS already has the offset.
+	Jitter time.Duration
 }
 
 // flowLua writes the flow-control fields of a task hash from four ARGV
@@ -65,7 +70,9 @@ end
 // KEYS: task, queue, tasks, meta, declared, unqueued
 // ARGV: member, now, next, status, expression, tz, interval, class, type,
 // timeout_ms, concurrent, misfire, retries, source, max_running, rate_n,
-// rate_per_ms, priority (the last four "0" when not set: see flowLua)
+// rate_per_ms, priority (the last four "0" when not set: see flowLua),
+// jitter_ms ("0" when none: the field is deleted; a changed jitter
+// reschedules the task as a changed expression does)
 var registerScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
@@ -88,13 +95,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 else
   redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10],
     'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14])
-  local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run')
-  if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) then
+  local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run', 'jitter')
+  if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) or (cur[4] or '0') ~= ARGV[19] then
     redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
     changed = 1
   end
 end
 set_flow(KEYS[1], 15)
+if ARGV[19] == '0' then redis.call('HDEL', KEYS[1], 'jitter') else redis.call('HSET', KEYS[1], 'jitter', ARGV[19]) end
 local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
 if st == 'disabled' or nr == 0 then
@@ -120,7 +128,7 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 				[]string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Meta(), r.k.Declared(), r.k.Unqueued()},
 				append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
 					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Retries, SourceStatic},
-					flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...)
+					append(flowArgs(t.MaxRunning, t.Rate, t.Priority), t.Jitter.Milliseconds())...)...)
 		}
 		return cmds
 	})
@@ -135,101 +143,387 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 	return changed, nil
 }
 
-// setTaskScript upserts a run-time task.
+// luaTaskWrite is the prelude that writes one run-time task's hash: the
+// one place that knows the layout a run-time task writes (SetTasks, and
+// SetTask through it). It defines
 //
-// KEYS: task, queue, tasks, unqueued
-// ARGV: key, now, next, status, expression, tz, interval, class, type,
-// timeout_ms, concurrent, misfire, params, wake_channel, max_running,
-// rate_n, rate_per_ms, priority (the last four "0" when not set: see
-// flowLua)
-// Returns 1 when (re)scheduled, 0 when updated in place, -1 when the key is
-// a task declared in code.
-var setTaskScript = redis.NewScript(luaLib + flowLua + `
-want_type(KEYS[1], 'hash')
-want_type(KEYS[2], 'zset')
-want_type(KEYS[3], 'set')
-want_type(KEYS[4], 'set')
-local src = redis.call('HGET', KEYS[1], 'source')
-if src and src ~= 'dynamic' then return -1 end
-local changed = 0
-if not src then
-  redis.call('HSET', KEYS[1], 'name', ARGV[1], 'created_at', ARGV[2], 'last_run', 0, 'runs', 0,
-    'failures', 0, 'skips', 0, 'status', ARGV[4] ~= '' and ARGV[4] or 'active', 'source', 'dynamic')
-  changed = 1
-elseif ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[1], 'status', ARGV[4])
+// task_read, the fields to HMGET from the hash before any write, in the
+// order write_task expects them (source, expression, tz, next_run,
+// status, jitter);
+//
+// task_stride, how many ARGV each task takes: key, next, status,
+// expression, tz, interval, class, type, timeout_ms, concurrent, misfire,
+// params, max_running, rate_n, rate_per_ms, priority, jitter_ms (the last
+// five "0" when not set: the field is deleted);
+//
+// write_task(hkey, cur, queued, a, i, now), which writes the task whose
+// ARGV are a[i+1..i+task_stride] to hkey, given cur (its task_read
+// values) and queued (its queue score, or false), at server time now (a
+// string of ms). It returns the result (2 created, 1 rescheduled: a
+// changed expression, zone or jitter, 0 updated in place, -1 refused: the
+// key is a task declared in code, nothing written) and what the queue must
+// do (-1 ZREM: disabled or no instant left; a score > 0: ZADD at it; 0:
+// nothing), and its status after the write. It never touches the queue or the tasks set itself, so a
+// caller of many tasks writes those once.
+const luaTaskWrite = `
+local task_read = {'source', 'expression', 'tz', 'next_run', 'status', 'jitter'}
+local task_stride = 17
+local task_opt = {'max_running', 'rate_n', 'rate_per_ms', 'priority', 'jitter'}
+local function write_task(hkey, cur, queued, a, i, now)
+  local src = cur[1]
+  if src and src ~= 'dynamic' then return -1, 0, nil end
+  local status, expr, tz = a[i + 3], a[i + 4], a[i + 5]
+  local res, st, nr, f, n = 0, cur[5], tonumber(cur[4]) or 0, nil, 0
+  if not src then
+    -- a new task: every field in one table constructor
+    st = status ~= '' and status or 'active'
+    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
+      'misfire', a[i + 11], 'params', a[i + 12], 'name', a[i + 1], 'created_at', now, 'last_run', '0',
+      'runs', '0', 'failures', '0', 'skips', '0', 'status', st, 'source', 'dynamic',
+      'expression', expr, 'tz', tz, 'interval', a[i + 6], 'next_run', a[i + 2]}
+    n, res, nr = 36, 2, tonumber(a[i + 2])
+  else
+    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
+      'misfire', a[i + 11], 'params', a[i + 12]}
+    n = 12
+    if status ~= '' then
+      st = status
+      f[n + 1], f[n + 2], n = 'status', st, n + 2
+    end
+    if cur[2] ~= expr or cur[3] ~= tz or (cur[6] or '0') ~= a[i + 17] then
+      f[n + 1], f[n + 2], f[n + 3], f[n + 4] = 'expression', expr, 'tz', tz
+      f[n + 5], f[n + 6], f[n + 7], f[n + 8] = 'interval', a[i + 6], 'next_run', a[i + 2]
+      n, res, nr = n + 8, 1, tonumber(a[i + 2])
+    elseif not queued and nr < tonumber(now) then
+      -- enabled again: continue from the next future instant
+      f[n + 1], f[n + 2], n = 'next_run', a[i + 2], n + 2
+      nr = tonumber(a[i + 2])
+    end
+  end
+  local del
+  for j = 1, 5 do
+    local v = a[i + 12 + j]
+    if v ~= '0' then
+      f[n + 1], f[n + 2], n = task_opt[j], v, n + 2
+    elseif src then
+      del = del or {}
+      del[#del + 1] = task_opt[j]
+    end
+  end
+  redis.call('HSET', hkey, unpack(f, 1, n))
+  if del then redis.call('HDEL', hkey, unpack(del)) end
+  if st == 'disabled' or nr == 0 then return res, -1, st end
+  if res > 0 or not queued then return res, nr, st end
+  return res, 0, st
 end
-local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz')
-if changed == 1 or cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] then
-  redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
-  changed = 1
+`
+
+// taskArgs is the number of ARGV of one task in setTasksScript
+// (task_stride in luaTaskWrite).
+const taskArgs = 17
+
+// MaxTaskBatch bounds the tasks of one call of setTasksScript or
+// removeTasksScript; DefaultTaskBatch is the size SetTasks and
+// RemoveTasks use when given 0.
+const (
+	MaxTaskBatch     = 1000
+	DefaultTaskBatch = 500
+)
+
+// taskBatchesPerPipeline is how many batch calls SetTasks and RemoveTasks
+// send in one pipeline (one round trip).
+const taskBatchesPerPipeline = 16
+
+// setTasksScript upserts a batch of run-time tasks (write_task of
+// luaTaskWrite for each).
+//
+// KEYS: queue, tasks, then task:<key> of each task, then unqueued (a task
+// written disabled is added to it, one queued taken out)
+// ARGV: now, wake_channel, n, then task_stride values per task
+// Bounds: n <= MaxTaskBatch; the keys of the batch are distinct (the
+// caller keeps the last of a key).
+// Returns one result per task (see write_task). Failure: it checks the
+// types of the queue and the tasks set and reads every task hash (a
+// foreign value fails the HMGET) before its first write, so a batch with a
+// foreign key fails whole, having written nothing. It publishes on the
+// wake channel once when it queued any task.
+var setTasksScript = redis.NewScript(luaLib + luaTaskWrite + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'set')
+want_type(KEYS[#KEYS], 'set')
+local n = tonumber(ARGV[3])
+local cur, members = {}, {}
+for j = 1, n do
+  local r = redis.pcall('HMGET', KEYS[2 + j], unpack(task_read))
+  if r.err then error({err = 'WRONGTYPE ' .. KEYS[2 + j] .. ': ' .. r.err}) end
+  cur[j] = r
+  members[j] = ARGV[3 + (j - 1) * task_stride + 1]
 end
-redis.call('HSET', KEYS[1], 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10], 'concurrent', ARGV[11],
-  'misfire', ARGV[12], 'params', ARGV[13])
-set_flow(KEYS[1], 15)
-redis.call('SADD', KEYS[3], ARGV[1])
-local st = redis.call('HGET', KEYS[1], 'status')
-local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run')) or 0
-local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not queued and nr < tonumber(ARGV[2]) then
-  -- enabled again: continue from the next future instant
-  nr = tonumber(ARGV[3])
-  redis.call('HSET', KEYS[1], 'next_run', nr)
+local queued = callk('ZMSCORE', KEYS[1], members)
+local res, add, rem, known, off, on = {}, {}, {}, {}, {}, {}
+for j = 1, n do
+  local r, q, st = write_task(KEYS[2 + j], cur[j], queued[j], ARGV, 3 + (j - 1) * task_stride, ARGV[1])
+  res[j] = r
+  if r >= 0 then known[#known + 1] = members[j] end
+  if q == -1 then
+    rem[#rem + 1] = members[j]
+    if st == 'disabled' then off[#off + 1] = members[j] end
+  elseif q > 0 then
+    add[#add + 1] = q; add[#add + 1] = members[j]
+    on[#on + 1] = members[j]
+  end
 end
-if st == 'disabled' or nr == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  if st == 'disabled' then redis.call('SADD', KEYS[4], ARGV[1]) end
-elseif changed == 1 or not queued then
-  redis.call('ZADD', KEYS[2], nr, ARGV[1])
-  redis.call('SREM', KEYS[4], ARGV[1])
-  redis.call('PUBLISH', ARGV[14], 'task')
+if #known > 0 then callk('SADD', KEYS[2], known) end
+if #rem > 0 then callk('ZREM', KEYS[1], rem) end
+if #off > 0 then callk('SADD', KEYS[#KEYS], off) end
+if #on > 0 then callk('SREM', KEYS[#KEYS], on) end
+if #add > 0 then
+  callk('ZADD', KEYS[1], add)
+  redis.call('PUBLISH', ARGV[2], 'task')
 end
-return changed
+return res
 `)
 
-// SetTaskResult is what SetTask did.
+// SetTaskResult is what SetTask did to one task.
 type SetTaskResult int
 
-// The results of SetTask.
+// The results of SetTask and SetTasks.
 const (
+	TaskCreated     SetTaskResult = 2  // created and queued
+	TaskScheduled   SetTaskResult = 1  // rescheduled: its expression, zone or jitter changed
 	TaskUpdated     SetTaskResult = 0  // updated in place, schedule kept
-	TaskScheduled   SetTaskResult = 1  // created, or rescheduled
 	TaskDeclaredErr SetTaskResult = -1 // the key is a task declared in code: nothing written
 )
 
-// SetTask upserts the run-time task t at server time nowMS.
-func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResult, error) {
-	n, err := setTaskScript.Run(ctx, r.c, []string{r.k.Task(t.Key), r.k.Queue(), r.k.Tasks(), r.k.Unqueued()},
-		append([]any{t.Key, nowMS, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
-			t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params, r.k.Wake()},
-			flowArgs(t.MaxRunning, t.Rate, t.Priority)...)...).Int()
-	return SetTaskResult(n), err
+// SetTaskOutcome is one task's outcome in SetTasks: its result, or Err,
+// the error of its batch's call (then nothing of the batch was written,
+// or, for a Redis unreachable, maybe all of it: a retry is idempotent).
+type SetTaskOutcome struct {
+	Result SetTaskResult
+	Err    error
 }
 
-// removeTaskScript deletes a run-time task.
+// SetTask upserts the run-time task t at server time nowMS: SetTasks of
+// one task.
+func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResult, error) {
+	out, err := r.SetTasks(ctx, nowMS, []TaskDecl{t}, 1)
+	if err != nil {
+		return 0, err
+	}
+	return out[0].Result, nil
+}
+
+// SetTasks upserts run-time tasks at server time nowMS, batch of them per
+// script call (0 means DefaultTaskBatch; at most MaxTaskBatch), several
+// calls per pipeline. The keys of tasks must be distinct. It returns one
+// outcome per task, in order; the error is the first call's error, if any
+// (its tasks' outcomes carry it too).
+func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch int) ([]SetTaskOutcome, error) {
+	batch = taskBatch(batch)
+	out := make([]SetTaskOutcome, len(tasks))
+	var first error
+	wake := r.k.Wake()
+	for lo := 0; lo < len(tasks); lo += batch * taskBatchesPerPipeline {
+		hi := min(lo+batch*taskBatchesPerPipeline, len(tasks))
+		var calls []scriptCall
+		for b := lo; b < hi; b += batch {
+			part := tasks[b:min(b+batch, hi)]
+			keys := make([]string, 2, 2+len(part))
+			keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
+			args := make([]any, 3, 3+taskArgs*len(part))
+			args[0], args[1], args[2] = nowMS, wake, len(part)
+			for _, t := range part {
+				keys = append(keys, r.k.Task(t.Key))
+				args = append(args, t.Key, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
+					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params,
+					t.MaxRunning, t.Rate.N, t.Rate.Per.Milliseconds(), t.Priority, t.Jitter.Milliseconds())
+			}
+			keys = append(keys, r.k.Unqueued())
+			calls = append(calls, scriptCall{keys, args})
+		}
+		for i, cmd := range evalEach(ctx, r.c, setTasksScript, calls) {
+			b := lo + i*batch
+			e := min(b+batch, hi)
+			res, err := cmd.Int64Slice()
+			if err == nil && len(res) != e-b {
+				err = fmt.Errorf("set tasks: %d results for %d tasks", len(res), e-b)
+			}
+			if err != nil {
+				err = fmt.Errorf("batch of tasks %d to %d (%q to %q): %w", b, e-1, tasks[b].Key, tasks[e-1].Key, err)
+				if first == nil {
+					first = err
+				}
+				for j := b; j < e; j++ {
+					out[j].Err = err
+				}
+				continue
+			}
+			for j, n := range res {
+				out[b+j].Result = SetTaskResult(n)
+			}
+		}
+	}
+	return out, first
+}
+
+// scriptCall is the KEYS and ARGV of one call of a script.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// evalEach runs script once per call in one pipeline, then, after loading
+// the script, sends again only the calls that found it missing (NOSCRIPT:
+// a first use, or a restarted server). pipelined re-sends the whole
+// pipeline instead, and another connection may load the script while the
+// pipeline runs, so calls after that point ran already: a second run of a
+// RemoveTasks batch would report its keys absent. A call here runs at most
+// once.
+func evalEach(ctx context.Context, c redis.UniversalClient, script *redis.Script, calls []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
+	run := func(idx []int) {
+		pipe := c.Pipeline()
+		for _, i := range idx {
+			cmds[i] = script.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its error
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	run(all)
+	var missing []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return cmds
+	}
+	if err := script.Load(ctx, c).Err(); err != nil {
+		for _, i := range missing {
+			cmds[i].SetErr(fmt.Errorf("load script: %w", err))
+		}
+		return cmds
+	}
+	run(missing)
+	return cmds
+}
+
+// taskBatch is the batch size n asks for: DefaultTaskBatch for 0, at most
+// MaxTaskBatch.
+func taskBatch(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultTaskBatch
+	case n > MaxTaskBatch:
+		return MaxTaskBatch
+	}
+	return n
+}
+
+// removeTasksScript deletes a batch of run-time tasks.
 //
-// KEYS: task, queue, tasks, unqueued
-// ARGV: key
-// Returns 1 when removed, 0 when absent, -1 when declared in code.
-var removeTaskScript = redis.NewScript(luaLib + `
-want_type(KEYS[1], 'hash')
-want_type(KEYS[2], 'zset')
-want_type(KEYS[3], 'set')
-want_type(KEYS[4], 'set')
-local src = redis.call('HGET', KEYS[1], 'source')
-if not src then return 0 end
-if src ~= 'dynamic' then return -1 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[1])
-redis.call('SREM', KEYS[4], ARGV[1])
-return 1
+// KEYS: queue, tasks, then task:<key> of each key, then unqueued
+// ARGV: the keys
+// Bounds: at most MaxTaskBatch keys.
+// Returns one result per key: 1 removed, 0 absent, -1 declared in code
+// (left alone). Failure: it checks the queue and the tasks set and reads
+// every task hash's source (a foreign value fails the HGET) before its
+// first write, so a batch with a foreign key fails whole, having written
+// nothing.
+var removeTasksScript = redis.NewScript(luaLib + `
+want_type(KEYS[1], 'zset')
+want_type(KEYS[2], 'set')
+want_type(KEYS[#KEYS], 'set')
+local res, del, members = {}, {}, {}
+for j = 1, #ARGV do
+  local src = redis.pcall('HGET', KEYS[2 + j], 'source')
+  if type(src) == 'table' and src.err then error({err = 'WRONGTYPE ' .. KEYS[2 + j] .. ': ' .. src.err}) end
+  if not src then
+    res[j] = 0
+  elseif src ~= 'dynamic' then
+    res[j] = -1
+  else
+    res[j] = 1
+    del[#del + 1] = KEYS[2 + j]
+    members[#members + 1] = ARGV[j]
+  end
+end
+if #del > 0 then
+  calln('DEL', del)
+  callk('ZREM', KEYS[1], members)
+  callk('SREM', KEYS[2], members)
+  callk('SREM', KEYS[#KEYS], members)
+end
+return res
 `)
 
 // RemoveTask deletes the run-time task key. It returns 1 when removed, 0
 // when absent, -1 when the task is declared in code (nothing written).
 func (r *RDB) RemoveTask(ctx context.Context, key string) (int, error) {
-	return removeTaskScript.Run(ctx, r.c, []string{r.k.Task(key), r.k.Queue(), r.k.Tasks(), r.k.Unqueued()}, key).Int()
+	out, err := r.RemoveTasks(ctx, []string{key}, 1)
+	if err != nil {
+		return 0, err
+	}
+	return out[0].Result, nil
+}
+
+// RemoveOutcome is one key's outcome in RemoveTasks: Result 1 removed, 0
+// absent, -1 declared in code (left alone); or Err, its batch's error.
+type RemoveOutcome struct {
+	Result int
+	Err    error
+}
+
+// RemoveTasks deletes run-time tasks, batch keys per script call (0 means
+// DefaultTaskBatch; at most MaxTaskBatch), several calls per pipeline. It
+// returns one outcome per key, in order; the error is the first call's
+// error, if any (its keys' outcomes carry it too).
+func (r *RDB) RemoveTasks(ctx context.Context, keys []string, batch int) ([]RemoveOutcome, error) {
+	batch = taskBatch(batch)
+	out := make([]RemoveOutcome, len(keys))
+	var first error
+	for lo := 0; lo < len(keys); lo += batch * taskBatchesPerPipeline {
+		hi := min(lo+batch*taskBatchesPerPipeline, len(keys))
+		var calls []scriptCall
+		for b := lo; b < hi; b += batch {
+			part := keys[b:min(b+batch, hi)]
+			ks := make([]string, 2, 2+len(part))
+			ks[0], ks[1] = r.k.Queue(), r.k.Tasks()
+			args := make([]any, len(part))
+			for i, k := range part {
+				ks = append(ks, r.k.Task(k))
+				args[i] = k
+			}
+			ks = append(ks, r.k.Unqueued())
+			calls = append(calls, scriptCall{ks, args})
+		}
+		for i, cmd := range evalEach(ctx, r.c, removeTasksScript, calls) {
+			b := lo + i*batch
+			e := min(b+batch, hi)
+			res, err := cmd.Int64Slice()
+			if err == nil && len(res) != e-b {
+				err = fmt.Errorf("remove tasks: %d results for %d keys", len(res), e-b)
+			}
+			if err != nil {
+				err = fmt.Errorf("batch of keys %d to %d (%q to %q): %w", b, e-1, keys[b], keys[e-1], err)
+				if first == nil {
+					first = err
+				}
+				for j := b; j < e; j++ {
+					out[j].Err = err
+				}
+				continue
+			}
+			for j, n := range res {
+				out[b+j].Result = int(n)
+			}
+		}
+	}
+	return out, first
 }
 
 // setStatusScript writes the status of an existing task; disabled also
@@ -300,7 +594,6 @@ func (r *RDB) Trigger(ctx context.Context, key string) (state string, atMS int64
 
 // requeueScript puts an active or paused task that is not queued (it was
 // disabled, or its entry was lost) back in the queue at next.
-//
 // It takes the task out of the unqueued set when it queues it, when it
 // finds it queued already, and when there is no task hash.
 //

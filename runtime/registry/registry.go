@@ -37,8 +37,10 @@ type Entry struct {
 // TaskConfig) and Class filled in.
 func (e *Entry) Config() TaskConfig { return e.cfg }
 
-// Schedule returns the config's Expression parsed in its zone, or nil for a
-// job type (an empty Expression).
+// Schedule returns the config's Expression parsed in its zone, moved by
+// the task's jitter offset (schedule.Offset with schedule.JitterOffset of
+// its name and Jitter) when it has a Jitter, or nil for a job type (an
+// empty Expression).
 func (e *Entry) Schedule() schedule.Schedule { return e.schedule }
 
 // NewRegistry returns an empty registry.
@@ -110,6 +112,7 @@ func compile(cfg TaskConfig) (*Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %q: expression %q: %w", cfg.Name, cfg.Expression, err)
 		}
+		reg.schedule = schedule.Offset(reg.schedule, schedule.JitterOffset(cfg.Name, cfg.Jitter))
 	}
 	return reg, nil
 }

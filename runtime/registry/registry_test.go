@@ -109,6 +109,10 @@ func TestAddErrors(t *testing.T) {
 		{TaskConfig{Name: "a", New: newSendSMS, Retries: MaxRetryLimit + 1}, `task "a": retries 101: want 0 to 100`},
 		{TaskConfig{Name: "a", New: newSendSMS, TZ: "Nowhere/Land"}, `task "a": tz "Nowhere/Land": `},
 		{TaskConfig{Name: "a", New: newSendSMS, Expression: "every:0"}, `task "a": expression "every:0": every: interval "0" must be positive`},
+		{TaskConfig{Name: "a", New: newSendSMS, Expression: "every:1h", Jitter: -time.Second}, `task "a": jitter -1s: want 0 (none) to 24h0m0s`},
+		{TaskConfig{Name: "a", New: newSendSMS, Expression: "every:1h", Jitter: 25 * time.Hour}, `task "a": jitter 25h0m0s: want 0 (none) to 24h0m0s`},
+		{TaskConfig{Name: "a", New: newSendSMS, Expression: "every:1h", Jitter: 1500 * time.Microsecond}, `task "a": jitter 1.5ms: want a whole number of milliseconds`},
+		{TaskConfig{Name: "a", New: newSendSMS, Jitter: time.Second}, `task "a": jitter 1s: only scheduled tasks`},
 		{TaskConfig{Name: "sms", New: newCleanLogs}, `task "sms": registered twice`},
 		{TaskConfig{Name: "other", New: newSendSMS}, `task "other": type registry.sendSMS is already registered as "sms"`},
 	} {
@@ -136,5 +140,20 @@ func TestStatusAndMisfireValid(t *testing.T) {
 		if m.Valid() != want {
 			t.Errorf("Misfire(%q).Valid() = %v", m, !want)
 		}
+	}
+}
+
+// A task's schedule is its expression moved by the stable offset of its
+// name for its jitter.
+func TestJitterMovesTheSchedule(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Add(TaskConfig{Name: "clean logs", New: newCleanLogs, Expression: "every:1h", Jitter: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	// FNV-64a("clean logs") mod 3,600,000 ms is 2,831,097 ms.
+	hour := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
+	want := hour.Add(2831097 * time.Millisecond)
+	if got := r.Entry("clean logs").Schedule().Next(hour); !got.Equal(want) {
+		t.Errorf("Next(%v) = %v, want %v", hour, got, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // TaskInterface is implemented by every task and job type. Handle runs one
@@ -116,6 +118,14 @@ type TaskConfig struct {
 	// Expression) with a Priority is an error: its fires run at their
 	// instant; only jobs queue.
 	Priority int
+	// Jitter spreads the fires of a scheduled task: each instant of its
+	// Expression is moved later by a stable offset in [0, Jitter) derived
+	// from the task's name (schedule.JitterOffset: FNV-64a of the name
+	// modulo Jitter in ms), the same in every process and release, so
+	// tasks with one expression do not all fire at the same instant. Zero
+	// means none; at most schedule.MaxJitter (24h), in whole milliseconds.
+	// A job type (no Expression) with a Jitter is an error.
+	Jitter time.Duration
 	// New returns a new zero value of the task's type, as a pointer (so a
 	// job's JSON payload can be decoded into it). Required.
 	New func() TaskInterface
@@ -161,7 +171,12 @@ func (c TaskConfig) validate() error {
 	if err := c.Rate.Validate(); err != nil {
 		return fmt.Errorf("task %q: %w", c.Name, err)
 	}
+	if err := schedule.ValidateJitter(c.Jitter); err != nil {
+		return fmt.Errorf("task %q: %w", c.Name, err)
+	}
 	switch {
+	case c.Jitter != 0 && c.Expression == "":
+		return fmt.Errorf("task %q: jitter %v: only scheduled tasks (an Expression) have a jitter; a job runs when it is due", c.Name, c.Jitter)
 	case !c.Rate.IsZero() && c.Expression != "":
 		return fmt.Errorf("task %q: rate %v: only job types (no Expression) are rate-limited; the fires of a scheduled task are not yet", c.Name, c.Rate)
 	case c.Priority != 0 && c.Expression != "":

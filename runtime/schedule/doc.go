@@ -81,6 +81,17 @@
 // (once, however many times in the gap match), and a time in a repeated
 // fall-back range fires on its first occurrence only.
 //
+// # Jitter
+//
+// A task with a jitter D (the directive key jitter, TaskConfig.Jitter,
+// TaskSpec.Jitter; 0 to MaxJitter, whole milliseconds) fires at its
+// expression's instants plus a stable offset in [0, D): JitterOffset, the
+// FNV-64a hash of the task's key modulo D in milliseconds, the same in every
+// process and release. Offset wraps a parsed schedule with it, so a parse
+// (and Cache) stays per expression and zone while the offset is per task.
+// The offset is added in absolute time to the instant the daylight-saving
+// policy yields.
+//
 // # Limits
 //
 // Expressions longer than 256 bytes are rejected. Parse never panics, and

@@ -113,10 +113,13 @@ func Describe(s Schedule) string {
 	}
 }
 
-// IsOnce reports whether s fires only once (an at: schedule); the scheduler
-// removes such a task after it ran. It is false for nil and for schedules
-// not returned by Parse.
+// IsOnce reports whether s fires only once (an at: schedule, or one
+// moved by Offset); the scheduler removes such a task after it ran. It is
+// false for nil and for schedules not returned by Parse or Offset.
 func IsOnce(s Schedule) bool {
+	if o, ok := s.(offsetSchedule); ok {
+		s = o.s
+	}
 	_, ok := s.(*atSchedule)
 	return ok
 }

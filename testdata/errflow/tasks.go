@@ -40,3 +40,17 @@ func (Fine) Handle(context.Context) error { return nil }
 type Urgent struct{}
 
 func (Urgent) Handle(context.Context) error { return nil }
+
+// Spread has a jitter on a job type, which runs when it is due.
+//
+//crontab:name=spread jitter=1m
+type Spread struct{}
+
+func (Spread) Handle(context.Context) error { return nil }
+
+// TooSpread has a jitter over 24h.
+//
+//crontab:name=too-spread expression=every:1h jitter=25h
+type TooSpread struct{}
+
+func (TooSpread) Handle(context.Context) error { return nil }

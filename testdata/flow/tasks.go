@@ -1,5 +1,6 @@
 // Package flow has tasks with the flow-control keys max_running, rate and
-// priority; the generated file sets those fields only where they are set.
+// priority, and jitter; the generated file sets those fields only where
+// they are set.
 package flow
 
 import (
@@ -44,6 +45,14 @@ type Plain struct{}
 
 // Handle has a value receiver.
 func (Plain) Handle(context.Context) error { return nil }
+
+// Digest is a scheduled task whose fires are spread over 10 minutes.
+//
+//crontab:name=digest expression=every:1h jitter=10m
+type Digest struct{}
+
+// Handle has a value receiver.
+func (Digest) Handle(context.Context) error { return nil }
 
 // Start uses what the generated file declares.
 func Start(rdb redis.UniversalClient) error {

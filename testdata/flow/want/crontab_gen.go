@@ -13,6 +13,7 @@ import (
 // Every task must implement crontab.TaskInterface: this file stops compiling
 // when one no longer does, or no longer exists. Run go generate.
 var (
+	_ crontab.TaskInterface = (*Digest)(nil)
 	_ crontab.TaskInterface = (*Ping)(nil)
 	_ crontab.TaskInterface = (*Plain)(nil)
 	_ crontab.TaskInterface = (*Report)(nil)
@@ -22,6 +23,19 @@ var (
 // Register adds every annotated task to r.
 func Register(r *crontab.Registry) error {
 	for _, cfg := range []crontab.TaskConfig{
+		{
+			Name:       "digest",
+			Class:      "example.com/flow.Digest",
+			Expression: "every:1h",
+			Status:     crontab.StatusActive,
+			Timeout:    300 * time.Second,
+			Concurrent: false,
+			TZ:         "UTC",
+			Misfire:    crontab.MisfireOnce,
+			Retries:    0,
+			Jitter:     600 * time.Second,
+			New:        func() crontab.TaskInterface { return new(Digest) },
+		},
 		{
 			Name:       "ping",
 			Class:      "example.com/flow.Ping",
