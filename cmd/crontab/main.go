@@ -80,6 +80,7 @@ type cmdOpts struct {
 	addr      string
 	token     string
 	basicAuth string
+	readOnly  bool
 }
 
 var commands []*command
@@ -122,6 +123,7 @@ func init() {
 				fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on; any non-loopback address requires -token or -basic-auth")
 				fs.StringVar(&o.token, "token", "", "require this token (default $CRONTAB_TOKEN): Bearer header, basic-auth password, or /?token= once")
 				fs.StringVar(&o.basicAuth, "basic-auth", "", "accept basic auth `USER:PASSWORD` (default $CRONTAB_BASIC_AUTH)")
+				fs.BoolVar(&o.readOnly, "read-only", false, "change nothing: every POST answers 403 and the page shows no action buttons")
 			}},
 	}
 }

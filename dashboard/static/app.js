@@ -1,11 +1,19 @@
-// The crontab dashboard: polls /api/overview and renders it; buttons POST
-// to the API with the page's CSRF token. No framework, no CDN.
+// The crontab dashboard: every 2 seconds it fetches the counts and the
+// page of tasks and of jobs on screen (never all of them: the API pages by
+// cursor), and renders them; buttons POST to the API with the page's CSRF
+// token, one item or a selection. No framework, no CDN.
 "use strict";
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const readOnly = document.querySelector('meta[name="read-only"]').content === "true";
+const pageSize = 20;
 let offset = 0;          // Redis server time minus browser time, ms
-let data = null;         // the last overview
 let selected = null;     // the task whose history is shown
+let lastTasks = [];      // the page of tasks on screen
+// Each list's query and place: its filters, the cursor of the page shown
+// and the cursors of the pages before it (for Prev), and the selection.
+const taskView = { match: "", status: "", type: "", cursor: "", back: [], next: "", picked: new Set() };
+const jobView = { state: "pending", type: "", cursor: "", back: [], next: "", picked: new Set() };
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -95,13 +103,18 @@ function sparkline(points) {
   return svg;
 }
 
-async function api(method, path) {
+
+async function api(method, path, body) {
   const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
   if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
   const r = await fetch(path, opts);
-  const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || `${r.status} ${r.statusText}`);
-  return body;
+  const reply = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(reply.error || `${r.status} ${r.statusText}`);
+  return reply;
 }
 
 function showError(msg) {
@@ -110,18 +123,54 @@ function showError(msg) {
   box.hidden = !msg;
 }
 
+function showNotice(msg) {
+  const box = document.getElementById("notice");
+  box.textContent = msg || "";
+  box.hidden = !msg;
+}
+
 async function act(path, what) {
   try {
-    await api("POST", path);
+    const r = await api("POST", path);
     showError("");
+    if (r.fire) showNotice(`${what}: fires at ${fmtTime(r.fire)}`);
   } catch (e) {
     showError(`${what}: ${e.message}`);
   }
   await refresh();
 }
 
+// bulk POSTs one action on the selection of a list, then reports how many
+// failed and why.
+async function bulk(kind, action, items, view) {
+  if (items.length === 0) return;
+  const body = kind === "tasks" ? { names: items } : { ids: items };
+  try {
+    const r = await api("POST", `/api/bulk/${kind}/${action}`, body);
+    const failed = r.results.filter((x) => x.error);
+    if (failed.length) showError(`${action}: ${failed.length} of ${items.length} failed: ` + failed.map((x) => `${x.name || x.id}: ${x.error}`).join("; "));
+    else showError("");
+    showNotice(`${action}: ${items.length - failed.length} of ${items.length} done`);
+    view.picked.clear();
+  } catch (e) {
+    showError(`${action}: ${e.message}`);
+  }
+  await refresh();
+}
+
 function button(action, label, path, what) {
+  if (readOnly) return null;
   return el("button", { type: "button", "data-action": action, onclick: () => act(path, what) }, label);
+}
+
+function pick(view, key) {
+  if (readOnly) return null;
+  const box = el("input", { type: "checkbox", class: "pick", "data-pick": key, checked: view.picked.has(key) });
+  box.addEventListener("change", () => {
+    if (box.checked) view.picked.add(key); else view.picked.delete(key);
+    renderBulk();
+  });
+  return el("td", { class: "select" }, box);
 }
 
 function fill(tbody, rows, cols, empty) {
@@ -135,13 +184,14 @@ function renderCounts(c) {
 }
 
 function renderTasks(tasks) {
+  const cols = readOnly ? 10 : 11;
   const rows = tasks.map((t) => {
     const enc = encodeURIComponent(t.name);
     const actions = el("td", { class: "actions" });
-    if (t.status === "active") actions.append(button("pause", "Pause", `/api/tasks/${enc}/pause`, `pause ${t.name}`));
-    else actions.append(button("resume", "Resume", `/api/tasks/${enc}/resume`, `resume ${t.name}`));
-    actions.append(button("trigger", "Run now", `/api/tasks/${enc}/trigger`, `trigger ${t.name}`));
-    if (t.status !== "disabled") actions.append(button("disable", "Disable", `/api/tasks/${enc}/disable`, `disable ${t.name}`));
+    if (t.status === "active") actions.append(button("pause", "Pause", `/api/tasks/${enc}/pause`, `pause ${t.name}`) || "");
+    else actions.append(button("resume", "Resume", `/api/tasks/${enc}/resume`, `resume ${t.name}`) || "");
+    actions.append(button("trigger", "Run now", `/api/tasks/${enc}/trigger`, `run ${t.name} now`) || "");
+    if (t.status !== "disabled") actions.append(button("disable", "Disable", `/api/tasks/${enc}/disable`, `disable ${t.name}`) || "");
     const last = el("td", {});
     if (t.last_outcome) {
       last.append(badge("oc-" + t.last_outcome, t.last_outcome, t.last_error || undefined), " ",
@@ -153,6 +203,7 @@ function renderTasks(tasks) {
     const status = el("td", { class: "status" }, badge("st-" + t.status, t.status));
     if (t.running > 0) status.append(" ", badge("running", "running", t.locked_by ? "lock held by " + t.locked_by : undefined));
     return el("tr", { "data-task": t.name, class: selected === t.name ? "selected" : null },
+      pick(taskView, t.name),
       el("td", {}, el("span", { class: "task-name", onclick: () => selectTask(t.name), title: t.class || t.type }, t.name),
         t.source === "dynamic" ? el("div", { class: "sub" }, "run-time task · " + t.type) : null),
       status,
@@ -164,9 +215,10 @@ function renderTasks(tasks) {
       el("td", { class: "num" }, t.runs),
       el("td", { class: "num" }, t.failures),
       el("td", { class: "num" }, t.skips),
-      actions);
+      readOnly ? null : actions);
   });
-  fill(document.querySelector("#tasks tbody"), rows, 10, "No tasks: start a scheduler.");
+  const filtered = taskView.match || taskView.status || taskView.type;
+  fill(document.querySelector("#tasks tbody"), rows, cols, filtered ? "No task matches." : "No tasks: start a scheduler.");
 }
 
 function payload(p) {
@@ -174,42 +226,73 @@ function payload(p) {
   return el("span", { class: "payload", title: s }, s);
 }
 
-function renderJobs(jobs, dead) {
-  fill(document.querySelector("#jobs tbody"), (jobs || []).map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, el("code", {}, j.id), j.unique ? el("div", { class: "sub unique", title: "unique identity" }, "unique " + j.unique) : null),
-    el("td", {}, j.task),
-    el("td", {}, badge(j.state === "running" ? "running" : "st-active", j.state)),
-    el("td", {}, j.state === "running"
-      ? el("span", { class: "sub" }, "lease until " + fmtTime(j.lease_until))
-      : el("span", { "data-iso": j.due, "data-rel": "countdown", class: "countdown", title: fmtTime(j.due) }, countdown(j.due))),
-    el("td", { class: "waiting" }, j.waiting || ""),
-    el("td", { class: "num" }, j.attempts),
-    el("td", {}, j.owner || ""),
-    el("td", {}, payload(j.payload)),
-    el("td", {}, j.state === "pending" ? button("cancel", "Cancel", `/api/jobs/${encodeURIComponent(j.id)}/cancel`, `cancel ${j.id}`) : null))),
-  9, "No pending or running jobs.");
-  fill(document.querySelector("#dead tbody"), (dead || []).map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, el("code", {}, j.id)),
-    el("td", {}, j.task),
-    el("td", {}, fmtTime(j.failed)),
-    el("td", { class: "num" }, j.attempts),
-    el("td", {}, el("span", { class: "err", title: j.error }, j.error)),
-    el("td", {}, payload(j.payload)),
-    el("td", {}, button("retry", "Retry", `/api/jobs/${encodeURIComponent(j.id)}/retry`, `retry ${j.id}`)))),
-  7, "No dead jobs.");
+function renderJobs(jobs) {
+  const st = jobView.state;
+  const cols = readOnly ? 8 : 9;
+  fill(document.querySelector("#jobs tbody"), jobs.map((j) => {
+    let when, extra;
+    if (j.state === "running") {
+      when = el("span", { class: "sub" }, "lease until " + fmtTime(j.lease_until));
+      extra = j.owner || "";
+    } else if (j.state === "dead") {
+      when = el("span", { title: fmtTime(j.failed), "data-iso": j.failed, "data-rel": "ago" }, ago(j.failed));
+      extra = el("span", { class: "err", title: j.error }, j.error);
+    } else {
+      when = el("span", { "data-iso": j.due, "data-rel": "countdown", class: "countdown", title: fmtTime(j.due) }, countdown(j.due));
+      extra = j.waiting || "";
+    }
+    let action = null;
+    if (j.state === "pending") action = button("cancel", "Cancel", `/api/jobs/${encodeURIComponent(j.id)}/cancel`, `cancel ${j.id}`);
+    if (j.state === "dead") action = button("retry", "Retry", `/api/jobs/${encodeURIComponent(j.id)}/retry`, `retry ${j.id}`);
+    return el("tr", { "data-job": j.id },
+      st === "running" ? (readOnly ? null : el("td", { class: "select" })) : pick(jobView, j.id),
+      el("td", {}, el("code", {}, j.id), j.unique ? el("div", { class: "sub unique", title: "unique identity" }, "unique " + j.unique) : null),
+      el("td", {}, j.task),
+      el("td", {}, badge(j.state === "running" ? "running" : j.state === "dead" ? "oc-failed" : "st-active", j.state)),
+      el("td", {}, when),
+      el("td", { class: j.state === "pending" ? "waiting" : "detail" }, extra),
+      el("td", { class: "num" }, j.attempts),
+      el("td", {}, payload(j.payload)),
+      readOnly ? null : el("td", {}, action));
+  }), cols, jobView.type ? `No ${st} job of type ${jobView.type}.` : `No ${st} jobs.`);
+  document.getElementById("jobs-detail").textContent = { pending: "Waiting", running: "Process", dead: "Error" }[st];
+  document.getElementById("jobs-when").textContent = { pending: "Due", running: "Lease", dead: "Failed" }[st];
+}
+
+function renderBulk() {
+  if (readOnly) return;
+  const nt = taskView.picked.size, nj = jobView.picked.size;
+  document.getElementById("tasks-picked").textContent = nt ? `${nt} selected` : "";
+  document.getElementById("jobs-picked").textContent = nj ? `${nj} selected` : "";
+  for (const b of document.querySelectorAll("#tasks-bulk button")) b.disabled = nt === 0;
+  for (const b of document.querySelectorAll("#jobs-bulk button")) {
+    const fits = (b.dataset.bulk === "cancel" && jobView.state === "pending") || (b.dataset.bulk === "retry" && jobView.state === "dead");
+    b.hidden = !fits;
+    b.disabled = nj === 0;
+  }
+}
+
+function renderPager(prefix, view) {
+  document.getElementById(prefix + "-prev").disabled = view.back.length === 0;
+  document.getElementById(prefix + "-next").disabled = !view.next;
+  document.getElementById(prefix + "-page").textContent = `page ${view.back.length + 1}`;
 }
 
 function renderProcesses(procs) {
-  fill(document.querySelector("#processes tbody"), (procs || []).map((p) => el("tr", { "data-process": p.id },
-    el("td", {}, el("code", {}, p.id)),
-    el("td", {}, p.host),
-    el("td", { class: "num" }, p.pid),
-    el("td", {}, p.version || ""),
-    el("td", {}, fmtTime(p.started)),
-    el("td", {}, el("span", { "data-iso": p.last_beat, "data-rel": "ago" }, ago(p.last_beat))),
-    el("td", { class: "num" }, p.running),
-    el("td", {}, p.alive ? badge("alive", "alive") : badge("dead-proc", "silent"), p.master ? " " : null, p.master ? badge("master", "master") : null))),
-  8, "No scheduler process is running.");
+  fill(document.querySelector("#processes tbody"), (procs || []).map((p) => {
+    const age = p.last_beat ? serverNow() - Date.parse(p.last_beat) : null;
+    const types = p.types || [];
+    return el("tr", { "data-process": p.id },
+      el("td", {}, el("code", {}, p.id)),
+      el("td", {}, p.host),
+      el("td", { class: "num" }, p.pid),
+      el("td", {}, p.version || ""),
+      el("td", {}, fmtTime(p.started)),
+      el("td", {}, el("span", { class: "beat", "data-iso": p.last_beat, "data-rel": "ago" }, age === null ? "" : ago(p.last_beat))),
+      el("td", { class: "num" }, p.running),
+      el("td", { class: "roles", title: types.join(", ") }, types.length ? `${types.length} types: ${types.slice(0, 4).join(", ")}${types.length > 4 ? ", …" : ""}` : `${p.tasks} types`),
+      el("td", { class: "health" }, p.alive ? badge("alive", "alive") : badge("dead-proc", "silent"), p.master ? " " : null, p.master ? badge("master", "master") : null));
+  }), 9, "No scheduler process is running.");
 }
 
 async function selectTask(name) {
@@ -217,7 +300,7 @@ async function selectTask(name) {
   document.getElementById("history-task").textContent = name;
   document.getElementById("history-section").hidden = false;
   await renderHistory();
-  if (data) renderTasks(data.tasks || []);
+  renderTasks(lastTasks);
 }
 
 async function renderHistory() {
@@ -248,19 +331,49 @@ function tick() {
   document.getElementById("clock").textContent = fmtTime(new Date(serverNow()).toISOString());
 }
 
-let refreshing = false;
+// glob makes the search box's text a Redis MATCH pattern: text with no
+// wildcard matches anywhere in the name.
+function glob(text) {
+  if (!text) return "";
+  if (/[*?[]/.test(text)) return text;
+  return "*" + text.replace(/\\/g, "\\\\") + "*";
+}
+
+function taskQuery() {
+  const q = new URLSearchParams({ limit: pageSize });
+  if (taskView.cursor) q.set("cursor", taskView.cursor);
+  if (taskView.match) q.set("match", glob(taskView.match));
+  if (taskView.status) q.set("status", taskView.status);
+  if (taskView.type) q.set("type", taskView.type);
+  return "/api/page/tasks?" + q;
+}
+
+function jobQuery() {
+  const q = new URLSearchParams({ state: jobView.state, limit: pageSize });
+  if (jobView.cursor) q.set("cursor", jobView.cursor);
+  if (jobView.type) q.set("type", jobView.type);
+  return "/api/page/jobs?" + q;
+}
+
+let refreshing = false, again = false;
 async function refresh() {
-  if (refreshing) return;
+  if (refreshing) { again = true; return; }
   refreshing = true;
   try {
     const t0 = Date.now();
-    data = await api("GET", "/api/overview");
+    const [counts, tasks, jobs] = await Promise.all([api("GET", "/api/counts"), api("GET", taskQuery()), api("GET", jobQuery())]);
     const rtt = Date.now() - t0;
-    offset = Date.parse(data.counts.now) - (t0 + rtt / 2);
-    renderCounts(data.counts);
-    renderTasks(data.tasks || []);
-    renderJobs(data.jobs, data.dead);
-    renderProcesses(data.processes);
+    offset = Date.parse(counts.counts.now) - (t0 + rtt / 2);
+    renderCounts(counts.counts);
+    lastTasks = tasks.tasks || [];
+    taskView.next = tasks.next_cursor;
+    renderTasks(lastTasks);
+    renderPager("tasks", taskView);
+    jobView.next = jobs.next_cursor;
+    renderJobs(jobs.jobs || []);
+    renderPager("jobs", jobView);
+    renderProcesses(counts.processes);
+    renderBulk();
     await renderHistory();
     document.body.setAttribute("data-loaded", "true");
     if (document.getElementById("error").textContent.startsWith("dashboard:")) showError("");
@@ -269,14 +382,71 @@ async function refresh() {
   } finally {
     refreshing = false;
     tick();
+    if (again) { again = false; refresh(); }
   }
 }
 
+// restart shows a list's first page again (its filters changed).
+function restart(view) {
+  view.cursor = "";
+  view.back = [];
+  view.picked.clear();
+  refresh();
+}
+
+function wirePager(prefix, view) {
+  document.getElementById(prefix + "-next").addEventListener("click", () => {
+    if (!view.next) return;
+    view.back.push(view.cursor);
+    view.cursor = view.next;
+    refresh();
+  });
+  document.getElementById(prefix + "-prev").addEventListener("click", () => {
+    if (view.back.length === 0) return;
+    view.cursor = view.back.pop();
+    refresh();
+  });
+}
+
+function debounce(fn, ms) {
+  let t = null;
+  return () => { clearTimeout(t); t = setTimeout(fn, ms); };
+}
+
+document.body.classList.toggle("read-only", readOnly);
 document.getElementById("history-close").addEventListener("click", () => {
   selected = null;
   document.getElementById("history-section").hidden = true;
-  if (data) renderTasks(data.tasks || []);
+  renderTasks(lastTasks);
 });
+const search = document.getElementById("task-search");
+search.addEventListener("input", debounce(() => { taskView.match = search.value.trim(); restart(taskView); }, 250));
+document.getElementById("task-status").addEventListener("change", (e) => { taskView.status = e.target.value; restart(taskView); });
+const taskType = document.getElementById("task-type");
+taskType.addEventListener("input", debounce(() => { taskView.type = taskType.value.trim(); restart(taskView); }, 250));
+document.getElementById("job-state").addEventListener("change", (e) => { jobView.state = e.target.value; restart(jobView); });
+const jobType = document.getElementById("job-type");
+jobType.addEventListener("input", debounce(() => { jobView.type = jobType.value.trim(); restart(jobView); }, 250));
+wirePager("tasks", taskView);
+wirePager("jobs", jobView);
+for (const b of document.querySelectorAll("#tasks-bulk button")) {
+  b.addEventListener("click", () => bulk("tasks", b.dataset.bulk, [...taskView.picked], taskView));
+}
+for (const b of document.querySelectorAll("#jobs-bulk button")) {
+  b.addEventListener("click", () => bulk("jobs", b.dataset.bulk, [...jobView.picked], jobView));
+}
+for (const [all, view] of [["tasks-all", taskView], ["jobs-all", jobView]]) {
+  const box = document.getElementById(all);
+  if (!box) continue;
+  box.addEventListener("change", () => {
+    const table = all === "tasks-all" ? "#tasks" : "#jobs";
+    for (const b of document.querySelectorAll(`${table} tbody input.pick`)) {
+      b.checked = box.checked;
+      if (box.checked) view.picked.add(b.dataset.pick); else view.picked.delete(b.dataset.pick);
+    }
+    renderBulk();
+  });
+}
 refresh();
 setInterval(refresh, 2000);
 setInterval(tick, 250);
