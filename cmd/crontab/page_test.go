@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -119,5 +121,39 @@ func TestListPages(t *testing.T) {
 	json.Unmarshal([]byte(e.ok(t, "jobs", "-state", "pending", "-cursor", "4", "-limit", "2", "-o", "json")), &jp)
 	if len(jp.Jobs) != 1 || jp.Jobs[0].ID != "m-4" || jp.NextCursor != "" {
 		t.Errorf("jobs last page: %+v", jp)
+	}
+}
+
+// TestServeReadOnly: serve -read-only refuses every POST with 403 and
+// changes nothing; reads work.
+func TestServeReadOnly(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	base, stop := e.serve(t, "-read-only")
+	for _, path := range []string{"api/tasks/nightly/pause", "api/bulk/tasks/pause", "api/jobs/x/cancel"} {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(`{"names":["nightly"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 403 || !strings.Contains(string(body), "read-only") {
+			t.Errorf("POST %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	if tk, err := e.inspector.Task(context.Background(), "nightly"); err != nil || tk.Status != crontab.StatusActive {
+		t.Errorf("nightly after refused POSTs: %+v, %v", tk.Status, err)
+	}
+	resp, err := http.Get(base + "api/page/tasks?limit=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"name":"nightly"`) {
+		t.Errorf("GET /api/page/tasks: %d %s", resp.StatusCode, body)
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("serve exited %d", code)
 	}
 }
