@@ -123,10 +123,13 @@ function showError(msg) {
   box.hidden = !msg;
 }
 
+let noticeTimer = null;
 function showNotice(msg) {
   const box = document.getElementById("notice");
   box.textContent = msg || "";
   box.hidden = !msg;
+  clearTimeout(noticeTimer);
+  if (msg) noticeTimer = setTimeout(() => showNotice(""), 8000);
 }
 
 async function act(path, what) {
