@@ -71,7 +71,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// Search first: the demo's tasks by name, whatever page they are on.
 	wd.typeText("#task-search", "[hmcf]*")
 	wd.waitFor("the search for [hmcf]*", 5*time.Second, func() bool {
-		return wd.exists(`tr[data-task="heartbeat"]`) && !wd.exists(`tr[data-task="reminder 00"]`)
+		return strings.Join(wd.rows("#tasks", "data-task"), ",") == "clean logs,flaky,heartbeat,minute report"
 	})
 	for _, task := range []string{"heartbeat", "minute report", "clean logs", "flaky"} {
 		if !wd.exists(fmt.Sprintf(`tr[data-task=%q]`, task)) {
@@ -138,6 +138,10 @@ func TestDashboardInChromium(t *testing.T) {
 	if wd.exists(`#error:not([hidden])`) {
 		t.Errorf("the page shows an error: %s", wd.text("#error"))
 	}
+	wd.waitFor("the charts of the last hour's runs", 5*time.Second, func() bool {
+		return wd.exists(`#chart-fires svg rect.ok`) && wd.exists(`#chart-fires svg rect.fail`) && wd.exists(`#chart-lag svg polyline`) &&
+			wd.exists(`#chart-jobs svg rect.fail`)
+	})
 	saveShot(t, wd, "dashboard.png")
 	wd.click("#history-close")
 

@@ -25,6 +25,7 @@
 //	POST /api/jobs/{id}/retry          move a dead job back to the queue
 //	GET  /api/processes                scheduler processes
 //	GET  /api/counts                   counts and processes (O(1) in tasks and jobs)
+//	GET  /api/stats                    the last hour per minute: fires, failures, lag, job attempts
 //	GET  /api/page/tasks               one page of tasks with sparklines (?cursor=C&limit=N&match=GLOB&status=S&type=T)
 //	GET  /api/page/jobs                one page of one state's jobs (?state=S&cursor=C&limit=N&type=T)
 //	POST /api/bulk/tasks/{action}      body {"names": [...]}: pause, resume, disable, enable or trigger each
@@ -168,6 +169,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /api/jobs/{id}/{action}", h.jobAction)
 	m.HandleFunc("GET /api/processes", h.processes)
 	m.HandleFunc("GET /api/counts", h.counts)
+	m.HandleFunc("GET /api/stats", h.stats)
 	m.HandleFunc("GET /api/page/tasks", h.taskPage)
 	m.HandleFunc("GET /api/page/jobs", h.jobPage)
 	m.HandleFunc("POST /api/bulk/tasks/{action}", h.bulkTasks)

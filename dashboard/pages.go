@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	crontab "github.com/gocrontab/crontab/runtime"
 )
@@ -228,6 +229,37 @@ func (h *Handler) bulkJobs(w http.ResponseWriter, r *http.Request) {
 			}
 			out.Results[i].Error = err.Error()
 		}
+	}
+	writeJSON(w, out)
+}
+
+// Minute is one minute of the charts (GET /api/stats).
+type Minute struct {
+	Minute    time.Time `json:"minute"`
+	Fires     int64     `json:"fires"`
+	Failed    int64     `json:"failed"`
+	LagAvgMS  int64     `json:"lag_avg_ms"`
+	LagMaxMS  int64     `json:"lag_max_ms"`
+	Jobs      int64     `json:"jobs"`
+	JobFailed int64     `json:"job_failed"`
+}
+
+// StatsReply is the reply of GET /api/stats: the last 60 minutes, oldest
+// first, the current one last.
+type StatsReply struct {
+	Minutes []Minute `json:"minutes"`
+}
+
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	mins, err := h.cfg.Inspector.MinuteStats(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := StatsReply{Minutes: make([]Minute, len(mins))}
+	for i, m := range mins {
+		out.Minutes[i] = Minute{Minute: m.Minute, Fires: m.Fires, Failed: m.Failed, LagAvgMS: m.LagAvg.Milliseconds(),
+			LagMaxMS: m.LagMax.Milliseconds(), Jobs: m.JobRuns, JobFailed: m.JobFailed}
 	}
 	writeJSON(w, out)
 }

@@ -243,6 +243,23 @@ func TestPageEndpoints(t *testing.T) {
 		tk, err := s.inspector.Task(context.Background(), "dyn-003")
 		return err == nil && tk.Runs == 1
 	})
+	// The charts: the run of dyn-003 and the dead job's attempt, in the
+	// last minutes (the current one, or the one before if it just turned).
+	var st dashboard.StatsReply
+	cl.json("GET", "/api/stats", 200, &st)
+	if len(st.Minutes) != 60 || st.Minutes[59].Minute.After(time.Now().Add(time.Second)) || time.Since(st.Minutes[59].Minute) > 61*time.Second {
+		t.Fatalf("stats: %d minutes, the last %v", len(st.Minutes), st.Minutes[len(st.Minutes)-1].Minute)
+	}
+	var fires, attempts, jobFailed int64
+	for _, m := range st.Minutes {
+		fires, attempts, jobFailed = fires+m.Fires, attempts+m.Jobs, jobFailed+m.JobFailed
+		if m.Failed > m.Fires || m.LagAvgMS > m.LagMaxMS {
+			t.Errorf("minute %+v", m)
+		}
+	}
+	if fires != 1 || attempts != 1 || jobFailed != 1 {
+		t.Errorf("the last hour: %d fires, %d job attempts (%d failed); want 1, 1 and 1", fires, attempts, jobFailed)
+	}
 	br = dashboard.BulkReply{}
 	cl.post("/api/bulk/jobs/cancel", map[string][]string{"ids": {"sms-p000", "sms-p001", "sms-dead"}}, 200, &br)
 	if br.Results[0].Error != "" || br.Results[1].Error != "" || br.Results[2].Error == "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gocrontab/crontab/internal/rdb"
 )
@@ -273,4 +274,47 @@ func (in *Inspector) JobPage(ctx context.Context, q JobQuery) (JobPage, error) {
 		page.NextCursor = strconv.FormatUint(cursor, 10)
 	}
 	return page, nil
+}
+
+// MinuteStat is one minute's counts of the namespace's work, from the
+// per-minute counters the finish of each batch of task runs and of job
+// attempts adds to (they keep the last hour only).
+type MinuteStat struct {
+	// Minute is the minute's start (Redis server time).
+	Minute time.Time
+	// Fires counts the task runs that finished in the minute; Failed
+	// those of them that failed or were abandoned.
+	Fires, Failed int64
+	// LagAvg and LagMax are the mean and the largest delay of their
+	// starts after their scheduled instants (zero without fires).
+	LagAvg, LagMax time.Duration
+	// JobRuns counts the job attempts that finished in the minute (ok,
+	// retried or dead); JobFailed those of them that failed.
+	JobRuns, JobFailed int64
+}
+
+// MinuteStats returns the counts of the last 60 minutes, the current one
+// last (it is still counting), oldest first. It reads one hash of at most
+// 420 fields, whatever the number of tasks and jobs.
+func (in *Inspector) MinuteStats(ctx context.Context) ([]MinuteStat, error) {
+	if in.err != nil {
+		return nil, in.err
+	}
+	now, err := in.db.Time(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("crontab: minute stats: %w", err)
+	}
+	raw, err := in.db.ReadMinuteStats(ctx, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("crontab: minute stats: %w", err)
+	}
+	out := make([]MinuteStat, len(raw))
+	for i, m := range raw {
+		out[i] = MinuteStat{Minute: fromMS(m.Minute * 60000), Fires: m.Fires, Failed: m.Failed,
+			LagMax: time.Duration(m.LagMaxMS) * time.Millisecond, JobRuns: m.JobRuns, JobFailed: m.JobFailed}
+		if m.Fires > 0 {
+			out[i].LagAvg = time.Duration(m.LagSumMS/m.Fires) * time.Millisecond
+		}
+	}
+	return out, nil
 }

@@ -358,13 +358,64 @@ function jobQuery() {
   return "/api/page/jobs?" + q;
 }
 
+// chart draws one minute chart: for each minute, stacked bars (series of
+// [field, class]), and a line of the field line; the scale's top is
+// labelled with fmt.
+function chart(id, minutes, bars, line, fmt) {
+  const ns = "http://www.w3.org/2000/svg";
+  const w = 600, h = 90, top = 12, bottom = 14, left = 2;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "chart-svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  const total = (m) => bars.reduce((s, [f]) => s + m[f], 0);
+  const max = Math.max(1, ...minutes.map((m) => Math.max(total(m), line ? m[line] : 0)));
+  const bw = (w - left) / minutes.length;
+  const y = (v) => h - bottom - (v / max) * (h - top - bottom);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  add("line", { x1: 0, x2: w, y1: h - bottom, y2: h - bottom });
+  minutes.forEach((m, i) => {
+    let base = 0;
+    for (const [f, cls] of bars) {
+      if (!m[f]) continue;
+      const r = add("rect", { class: cls, x: (left + i * bw + 0.5).toFixed(1), width: Math.max(1, bw - 1).toFixed(1),
+        y: y(base + m[f]).toFixed(1), height: (y(base) - y(base + m[f])).toFixed(1), "data-minute": i });
+      const title = document.createElementNS(ns, "title");
+      title.textContent = `${fmtTime(m.minute).slice(11, 16)}: ${bars.map(([bf]) => `${bf} ${m[bf]}`).join(", ")}`;
+      r.append(title);
+      base += m[f];
+    }
+  });
+  if (line) {
+    const pts = minutes.map((m, i) => `${(left + i * bw + bw / 2).toFixed(1)},${y(m[line]).toFixed(1)}`);
+    add("polyline", { points: pts.join(" ") });
+  }
+  add("text", { class: "axis", x: 2, y: 10 }, fmt(max));
+  add("text", { class: "axis", x: 2, y: h - 2 }, minutes.length ? fmtTime(minutes[0].minute).slice(11, 16) : "");
+  add("text", { class: "axis", x: w - 2, y: h - 2, "text-anchor": "end" }, "now");
+  document.getElementById(id).replaceChildren(svg);
+}
+
+function renderCharts(minutes) {
+  const ms = minutes.map((m) => ({ ...m, ok: m.fires - m.failed, jobs_ok: m.jobs - m.job_failed }));
+  chart("chart-fires", ms, [["ok", "ok"], ["failed", "fail"]], null, (v) => `${v} runs`);
+  chart("chart-lag", ms, [["lag_max_ms", "max"]], "lag_avg_ms", (v) => fmtDuration(v));
+  chart("chart-jobs", ms, [["jobs_ok", "ok"], ["job_failed", "fail"]], null, (v) => `${v} attempts`);
+}
+
 let refreshing = false, again = false;
 async function refresh() {
   if (refreshing) { again = true; return; }
   refreshing = true;
   try {
     const t0 = Date.now();
-    const [counts, tasks, jobs] = await Promise.all([api("GET", "/api/counts"), api("GET", taskQuery()), api("GET", jobQuery())]);
+    const [counts, tasks, jobs, stats] = await Promise.all([api("GET", "/api/counts"), api("GET", taskQuery()), api("GET", jobQuery()), api("GET", "/api/stats")]);
     const rtt = Date.now() - t0;
     offset = Date.parse(counts.counts.now) - (t0 + rtt / 2);
     renderCounts(counts.counts);
@@ -376,6 +427,7 @@ async function refresh() {
     renderJobs(jobs.jobs || []);
     renderPager("jobs", jobView);
     renderProcesses(counts.processes);
+    renderCharts(stats.minutes || []);
     renderBulk();
     await renderHistory();
     document.body.setAttribute("data-loaded", "true");
