@@ -30,6 +30,8 @@
 //	GET  /api/page/jobs                one page of one state's jobs (?state=S&cursor=C&limit=N&type=T)
 //	POST /api/bulk/tasks/{action}      body {"names": [...]}: pause, resume, disable, enable or trigger each
 //	POST /api/bulk/jobs/{action}       body {"ids": [...]}: cancel or retry each
+//	PUT  /api/tasks/{name}             create or replace a run-time task (body TaskForm), with Config.Client
+//	DELETE /api/tasks/{name}           remove a run-time task, with Config.Client
 //	GET  /metrics                      Prometheus metrics, when Config.Metrics is set
 //
 // The page polls /api/counts and the pages it shows (Inspector.TaskPage
@@ -40,10 +42,12 @@
 // outcome, {"results": [{"name" or "id": ..., "error": ...}]}, and is
 // 200 even when some failed; a bulk request holds at most 1000 items.
 //
-// Errors are JSON {"error": "..."}: 400 for a bad request, 401 without
+// Errors are JSON {"error": "..."}: 400 for a bad request (and a run-time
+// task that Client.SetTask refuses, with its reason), 401 without
 // credentials, 403 for a failed CSRF check or any POST to a read-only
 // dashboard (Config.ReadOnly), 404 for a missing task or job,
-// 409 for a task that is paused, disabled or running (trigger).
+// 409 for a task that is paused, disabled or running (trigger), 501 for
+// the run-time task form of a handler without Config.Client.
 //
 // # Security
 //
@@ -109,6 +113,11 @@ type Config struct {
 	// Sparkline is how many recent runs each task's sparkline shows. Zero
 	// means 20.
 	Sparkline int
+	// Client, when set, lets the page create, edit and remove run-time
+	// tasks (Client.SetTask and RemoveTask, which check a task against
+	// the Client's registry: give it the registry of the schedulers).
+	// Nil hides the form; crontab serve, which has no task code, has none.
+	Client *crontab.Client
 	// ReadOnly refuses every request that would change something (each
 	// POST answers 403) and hides the page's action buttons.
 	ReadOnly bool
@@ -170,6 +179,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/processes", h.processes)
 	m.HandleFunc("GET /api/counts", h.counts)
 	m.HandleFunc("GET /api/stats", h.stats)
+	m.HandleFunc("PUT /api/tasks/{name}", h.putTask)
+	m.HandleFunc("DELETE /api/tasks/{name}", h.deleteTask)
 	m.HandleFunc("GET /api/page/tasks", h.taskPage)
 	m.HandleFunc("GET /api/page/jobs", h.jobPage)
 	m.HandleFunc("POST /api/bulk/tasks/{action}", h.bulkTasks)
@@ -262,7 +273,8 @@ func sameHost(origin, host string) bool {
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
-	err := h.page.Execute(&buf, map[string]any{"CSRF": h.csrf, "Namespace": h.cfg.Namespace, "ReadOnly": h.cfg.ReadOnly})
+	err := h.page.Execute(&buf, map[string]any{"CSRF": h.csrf, "Namespace": h.cfg.Namespace, "ReadOnly": h.cfg.ReadOnly,
+		"Editable": h.cfg.Client != nil && !h.cfg.ReadOnly})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -5,6 +5,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -262,4 +263,75 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 			LagMaxMS: m.LagMax.Milliseconds(), Jobs: m.JobRuns, JobFailed: m.JobFailed}
 	}
 	writeJSON(w, out)
+}
+
+// TaskForm is the body of PUT /api/tasks/{name}: a run-time task to create
+// or replace, as crontab.TaskSpec has it (the name is the path's).
+type TaskForm struct {
+	Type       string          `json:"type"`
+	Params     json.RawMessage `json:"params,omitempty"`
+	Expression string          `json:"expression"`
+	TZ         string          `json:"tz,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	TimeoutMS  int64           `json:"timeout_ms,omitempty"`
+	Concurrent bool            `json:"concurrent,omitempty"`
+	Misfire    string          `json:"misfire,omitempty"`
+	MaxRunning int             `json:"max_running,omitempty"`
+}
+
+// putTask creates or replaces a run-time task with Client.SetTask, whose
+// validation errors answer 400.
+func (h *Handler) putTask(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Client == nil {
+		writeError(w, http.StatusNotImplemented, "this dashboard has no crontab.Client (Config.Client) with the task types: it cannot write run-time tasks")
+		return
+	}
+	var f TaskForm
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		writeError(w, http.StatusBadRequest, "body: "+err.Error())
+		return
+	}
+	if f.TimeoutMS < 0 {
+		writeError(w, http.StatusBadRequest, "timeout_ms "+strconv.FormatInt(f.TimeoutMS, 10)+": want 0 (the type's) or more")
+		return
+	}
+	spec := crontab.TaskSpec{Key: r.PathValue("name"), Type: f.Type, Expression: f.Expression, TZ: f.TZ,
+		Status: crontab.Status(f.Status), Timeout: time.Duration(f.TimeoutMS) * time.Millisecond, Concurrent: f.Concurrent,
+		Misfire: crontab.Misfire(f.Misfire), MaxRunning: f.MaxRunning}
+	if len(f.Params) > 0 && string(f.Params) != "null" {
+		spec.Params = f.Params
+	}
+	if err := h.cfg.Client.SetTask(r.Context(), spec); err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	t, err := h.cfg.Inspector.Task(r.Context(), spec.Key)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, TaskView(t))
+}
+
+// deleteTask removes a run-time task (Client.RemoveTask).
+func (h *Handler) deleteTask(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Client == nil {
+		writeError(w, http.StatusNotImplemented, "this dashboard has no crontab.Client (Config.Client): it cannot remove run-time tasks")
+		return
+	}
+	name := r.PathValue("name")
+	if err := h.cfg.Client.RemoveTask(r.Context(), name); err != nil {
+		if errors.Is(err, crontab.ErrNotFound) {
+			h.fail(w, r, err)
+			return
+		}
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, map[string]string{"task": name, "action": "remove"})
 }

@@ -335,3 +335,97 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("read-write page lacks its bulk buttons:\n%s", body)
 	}
 }
+
+func (c client) send(method, path, body string) (int, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	for k, v := range c.hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestTaskForm: with a Client, PUT /api/tasks/NAME creates and edits a
+// run-time task through SetTask, whose refusals answer 400 with the
+// reason, and DELETE removes it; without a Client both answer 501, and a
+// read-only dashboard refuses them.
+func TestTaskForm(t *testing.T) {
+	t.Parallel()
+	s := startScale(t, 1, 0)
+	ctx := context.Background()
+	h, err := dashboard.New(dashboard.Config{Inspector: s.inspector, Client: s.client, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cl := client{t: t, base: srv.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
+	code, body := cl.send("PUT", "/api/tasks/otp%20sms", `{"type": "send sms", "expression": "every:5m", "params": {"to": "+1555", "text": "hi"}, "tz": "Europe/Berlin", "timeout_ms": 7000}`)
+	var tk dashboard.Task
+	if code != 200 || json.Unmarshal([]byte(body), &tk) != nil || tk.Name != "otp sms" || tk.Source != "dynamic" || tk.NextRun.IsZero() {
+		t.Fatalf("PUT a new task: %d %s", code, body)
+	}
+	got, err := s.inspector.Task(ctx, "otp sms")
+	if err != nil || got.Expression != "every:5m" || got.TZ != "Europe/Berlin" || got.Timeout != 7*time.Second || !strings.Contains(string(got.Params), `"+1555"`) {
+		t.Errorf("the new task in Redis: %+v, %v", got, err)
+	}
+	if code, body := cl.send("PUT", "/api/tasks/otp%20sms", `{"type": "send sms", "expression": "hourly:15", "status": "paused"}`); code != 200 {
+		t.Errorf("PUT an edit: %d %s", code, body)
+	}
+	if got, _ := s.inspector.Task(ctx, "otp sms"); got.Expression != "hourly:15" || got.Status != crontab.StatusPaused {
+		t.Errorf("the edited task: %s %s", got.Expression, got.Status)
+	}
+	for in, want := range map[string]string{
+		`{"type": "send sms", "expression": "every:zz"}`:                     "expression",
+		`{"type": "nope", "expression": "every:5m"}`:                         "not registered",
+		`{"type": "send sms", "expression": "every:5m", "status": "sleepy"}`: "status",
+		`{"type": "send sms", "expression": "every:5m", "params": [1]}`:      "params",
+		`{"type": "send sms", "expression": "every:5m", "colour": "red"}`:    "colour",
+		`{"type": "send sms", "expression": "every:5m", "timeout_ms": -1}`:   "timeout_ms",
+	} {
+		if code, body := cl.send("PUT", "/api/tasks/bad", in); code != 400 || !strings.Contains(body, want) {
+			t.Errorf("PUT %s: %d %s; want 400 naming %s", in, code, body, want)
+		}
+	}
+	if _, err := s.inspector.Task(ctx, "bad"); err == nil {
+		t.Error("a refused task was written")
+	}
+	if code, body := cl.send("DELETE", "/api/tasks/otp%20sms", ""); code != 200 {
+		t.Errorf("DELETE: %d %s", code, body)
+	}
+	if code, _ := cl.send("DELETE", "/api/tasks/otp%20sms", ""); code != 404 {
+		t.Errorf("DELETE again: %d, want 404", code)
+	}
+	if _, _, page := cl.do("GET", "/", nil); !strings.Contains(page, `id="task-form"`) || !strings.Contains(page, `<meta name="editable" content="true">`) {
+		t.Error("the page with a Client lacks the task form")
+	}
+
+	for _, cfg := range []dashboard.Config{{Inspector: s.inspector, Token: "t"}, {Inspector: s.inspector, Client: s.client, Token: "t", ReadOnly: true}} {
+		h, err := dashboard.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		cl := client{t: t, base: srv.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
+		want := map[bool]int{false: 501, true: 403}[cfg.ReadOnly]
+		if code, body := cl.send("PUT", "/api/tasks/x", `{"type": "send sms", "expression": "every:5m"}`); code != want {
+			t.Errorf("PUT (read-only %v): %d %s, want %d", cfg.ReadOnly, code, body, want)
+		}
+		if code, _ := cl.send("DELETE", "/api/tasks/dyn-000", ""); code != want {
+			t.Errorf("DELETE (read-only %v): %d, want %d", cfg.ReadOnly, code, want)
+		}
+		if _, _, page := cl.do("GET", "/", nil); strings.Contains(page, `id="task-form"`) {
+			t.Errorf("the page (read-only %v) shows the task form", cfg.ReadOnly)
+		}
+		srv.Close()
+	}
+	if _, err := s.inspector.Task(ctx, "dyn-000"); err != nil {
+		t.Errorf("dyn-000 after refused DELETEs: %v", err)
+	}
+}

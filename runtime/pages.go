@@ -90,14 +90,14 @@ func (in *Inspector) TaskPage(ctx context.Context, q TaskQuery) (TaskPage, error
 	}
 	filter := q.Status != "" || q.Type != ""
 	var names []string
-	step := int64(limit)
-	for examined := 0; ; {
-		batch, next, err := in.db.ScanTaskNames(ctx, cursor, q.Match, max(step, 10))
+	step := int64(max(limit, 10))
+	for examined := int64(0); ; {
+		batch, next, err := in.db.ScanTaskNames(ctx, cursor, q.Match, step)
 		if err != nil {
 			return TaskPage{}, fmt.Errorf("crontab: task page at cursor %d: %w", cursor, err)
 		}
 		cursor = next
-		examined += int(max(step, 10))
+		examined += step
 		kept := batch
 		if filter && len(batch) > 0 {
 			if kept, err = in.filterTasks(ctx, batch, q.Status, q.Type); err != nil {
@@ -108,10 +108,13 @@ func (in *Inspector) TaskPage(ctx context.Context, q TaskQuery) (TaskPage, error
 		if len(names) >= limit || cursor == 0 || examined >= pageBudget {
 			break
 		}
-		// A sparse step: ask for more next time, up to maxScanStep.
-		step = int64(limit - len(names))
-		if q.Match != "" || filter {
-			step = min(max(step, 2*int64(len(batch)), 100), maxScanStep)
+		// The next step asks for what the page still needs at the density
+		// seen so far (a filter or MATCH keeps only some), within bounds.
+		need := int64(limit - len(names))
+		if len(names) == 0 {
+			step = min(2*step, maxScanStep)
+		} else {
+			step = min(max(need*examined/int64(len(names)), 10), maxScanStep)
 		}
 	}
 	slices.Sort(names)

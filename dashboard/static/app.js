@@ -6,6 +6,7 @@
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const readOnly = document.querySelector('meta[name="read-only"]').content === "true";
+const editable = document.querySelector('meta[name="editable"]').content === "true";
 const pageSize = 20;
 let offset = 0;          // Redis server time minus browser time, ms
 let selected = null;     // the task whose history is shown
@@ -195,6 +196,7 @@ function renderTasks(tasks) {
     else actions.append(button("resume", "Resume", `/api/tasks/${enc}/resume`, `resume ${t.name}`) || "");
     actions.append(button("trigger", "Run now", `/api/tasks/${enc}/trigger`, `run ${t.name} now`) || "");
     if (t.status !== "disabled") actions.append(button("disable", "Disable", `/api/tasks/${enc}/disable`, `disable ${t.name}`) || "");
+    if (editable && t.source === "dynamic") actions.append(el("button", { type: "button", "data-action": "edit", onclick: () => openForm(t) }, "Edit"));
     const last = el("td", {});
     if (t.last_outcome) {
       last.append(badge("oc-" + t.last_outcome, t.last_outcome, t.last_error || undefined), " ",
@@ -468,6 +470,74 @@ function debounce(fn, ms) {
   return () => { clearTimeout(t); t = setTimeout(fn, ms); };
 }
 
+// The run-time task form (with Config.Client): PUT /api/tasks/NAME, the
+// Client's SetTask errors shown in the form.
+function openForm(t) {
+  const f = document.getElementById("task-form");
+  f.reset();
+  document.getElementById("task-form-error").hidden = true;
+  document.getElementById("task-form-title").textContent = t ? `Edit ${t.name}` : "New run-time task";
+  f.elements.name.readOnly = !!t;
+  document.getElementById("task-remove").hidden = !t;
+  if (t) {
+    f.elements.name.value = t.name;
+    f.elements.type.value = t.type;
+    f.elements.expression.value = t.expression;
+    f.elements.tz.value = t.tz || "";
+    f.elements.status.value = t.status;
+    f.elements.timeout.value = t.timeout_ms ? Math.round(t.timeout_ms / 1000) : "";
+    f.elements.misfire.value = t.misfire || "";
+    f.elements.concurrent.checked = t.concurrent;
+    f.elements.params.value = t.params === undefined ? "" : JSON.stringify(t.params);
+  }
+  f.hidden = false;
+  f.elements[t ? "expression" : "name"].focus();
+}
+
+function formError(msg) {
+  const box = document.getElementById("task-form-error");
+  box.textContent = msg;
+  box.hidden = !msg;
+}
+
+async function saveForm(ev) {
+  ev.preventDefault();
+  const f = document.getElementById("task-form");
+  const v = (n) => f.elements[n].value.trim();
+  const body = { type: v("type"), expression: v("expression"), tz: v("tz"), status: v("status"), misfire: v("misfire"),
+    concurrent: f.elements.concurrent.checked };
+  if (v("timeout")) body.timeout_ms = Number(v("timeout")) * 1000;
+  if (v("params")) {
+    try { body.params = JSON.parse(v("params")); } catch (e) { formError(`params: not JSON: ${e.message}`); return; }
+  }
+  try {
+    const t = await api("PUT", `/api/tasks/${encodeURIComponent(v("name"))}`, body);
+    f.hidden = true;
+    showNotice(`saved ${t.name}: next run ${fmtTime(t.next_run)}`);
+    await refresh();
+  } catch (e) {
+    formError(e.message);
+  }
+}
+
+async function removeTask() {
+  const name = document.getElementById("task-form").elements.name.value;
+  try {
+    await api("DELETE", `/api/tasks/${encodeURIComponent(name)}`);
+    document.getElementById("task-form").hidden = true;
+    showNotice(`removed ${name}`);
+    await refresh();
+  } catch (e) {
+    formError(e.message);
+  }
+}
+
+if (editable) {
+  document.getElementById("task-new").addEventListener("click", () => openForm(null));
+  document.getElementById("task-form").addEventListener("submit", saveForm);
+  document.getElementById("task-cancel").addEventListener("click", () => { document.getElementById("task-form").hidden = true; });
+  document.getElementById("task-remove").addEventListener("click", removeTask);
+}
 document.body.classList.toggle("read-only", readOnly);
 document.getElementById("history-close").addEventListener("click", () => {
   selected = null;
