@@ -24,7 +24,7 @@ import (
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshots to docs/dashboard.png, docs/dashboard-tasks.png and docs/dashboard-jobs.png")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshots to docs/dashboard.png, dashboard-tasks.png, dashboard-jobs.png and dashboard-form.png")
 
 // TestDashboardInChromium loads the dashboard in headless Chromium (driven
 // through chromedriver's WebDriver API), sees the tasks of running
@@ -55,7 +55,7 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	}
 	const allTasks = 4 + 45
-	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Namespace: "crontab", Token: "demo-token"})
+	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Client: producer, Namespace: "crontab", Token: "demo-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,6 +233,43 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if wd.exists(`#error:not([hidden])`) {
 		t.Errorf("the page shows an error: %s", wd.text("#error"))
+	}
+
+	// The run-time task form: SetTask's refusal shown in it, then a save
+	// and an edit, each in Redis.
+	wd.click("#task-new")
+	wd.waitFor("the form", 5*time.Second, func() bool { return wd.exists("#task-form:not([hidden])") })
+	wd.typeText(`#task-form input[name="name"]`, "otp resend")
+	wd.typeText(`#task-form input[name="type"]`, "send sms")
+	wd.typeText(`#task-form input[name="expression"]`, "every:soon")
+	wd.typeText(`#task-form textarea[name="params"]`, `{"to": "+15550111", "text": "again"}`)
+	wd.click("#task-save")
+	wd.waitFor("the refusal in the form", 5*time.Second, func() bool {
+		return strings.Contains(wd.text("#task-form-error"), "expression") && wd.exists("#task-form:not([hidden])")
+	})
+	if _, err := d.inspector.Task(bg, "otp resend"); err == nil {
+		t.Error("a refused task was written")
+	}
+	saveShot(t, wd, "dashboard-form.png")
+	wd.typeText(`#task-form input[name="expression"]`, "every:15m")
+	wd.click("#task-save")
+	wd.waitFor("the form to close on save", 5*time.Second, func() bool { return wd.exists("#task-form[hidden]") })
+	if tk, err := d.inspector.Task(bg, "otp resend"); err != nil || tk.Expression != "every:15m" || tk.Source != crontab.SourceDynamic ||
+		!strings.Contains(string(tk.Params), "+15550111") {
+		t.Fatalf("the saved task: %+v, %v", tk, err)
+	}
+	wd.click(`#task-status option[value=""]`)
+	wd.typeText("#task-search", "otp")
+	wd.waitFor("the saved task on the page", 5*time.Second, func() bool { return wd.exists(`tr[data-task="otp resend"] button[data-action="edit"]`) })
+	wd.click(`tr[data-task="otp resend"] button[data-action="edit"]`)
+	wd.waitFor("the form to edit it", 5*time.Second, func() bool { return wd.text("#task-form-title") == "Edit otp resend" })
+	wd.typeText(`#task-form input[name="expression"]`, "hourly:45")
+	wd.click("#task-save")
+	wd.waitFor("the edit on the page", 5*time.Second, func() bool {
+		return strings.Contains(wd.text(`tr[data-task="otp resend"]`), "hourly:45")
+	})
+	if tk, _ := d.inspector.Task(bg, "otp resend"); tk.Expression != "hourly:45" {
+		t.Errorf("the edited task's expression in Redis: %q", tk.Expression)
 	}
 
 	// Read-only: the same tasks, no button, no selection.

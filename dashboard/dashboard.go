@@ -9,7 +9,9 @@
 // Job.Waiting), the scheduler processes, and the history of a task chosen by a
 // click; its buttons pause, resume, trigger, cancel and retry, one or a
 // selection at once. It searches and filters tasks (name, status, type)
-// and jobs (state, type), a page at a time. It reads
+// and jobs (state, type), a page at a time, charts the last hour per
+// minute (Inspector.MinuteStats), and, given a Config.Client, creates and
+// edits run-time tasks in a form. It reads
 // Redis only through the crontab.Inspector it is given: it needs no task code.
 //
 // # API
