@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"image/png"
@@ -20,22 +21,41 @@ import (
 	"time"
 
 	"github.com/gocrontab/crontab/dashboard"
+	crontab "github.com/gocrontab/crontab/runtime"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshot to docs/dashboard.png")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshots to docs/dashboard.png, dashboard-tasks.png, dashboard-jobs.png and dashboard-form.png")
 
 // TestDashboardInChromium loads the dashboard in headless Chromium (driven
 // through chromedriver's WebDriver API), sees the tasks of running
 // schedulers, and the jobs (why a due one waits, a unique one's identity),
 // clicks pause and sees the status change in Redis and on the page, opens
-// a task's history, and takes a screenshot.
+// a task's history; searches tasks by name, pages through them with Next
+// and Prev, runs one now, pauses a selection and cancels a selection of
+// jobs, each seen in Redis; shows the dead jobs; and takes screenshots.
+// A read-only dashboard shows the same tasks without a button.
 //
 // It needs Debian's chromium and chromium-driver (.ci/run installs them).
 // Without them it fails when CI=true and skips otherwise.
 func TestDashboardInChromium(t *testing.T) {
 	browser, driver := lookBrowser(t)
 	d := startDemo(t)
-	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Namespace: "crontab", Token: "demo-token"})
+	// 45 run-time tasks more, for the pages (20 a page).
+	reg := crontab.NewRegistry()
+	if err := reg.Add(crontab.TaskConfig{Name: "send sms", New: func() crontab.TaskInterface { return new(sendSMS) }}); err != nil {
+		t.Fatal(err)
+	}
+	producer := crontab.NewClient(d.rdb, reg)
+	bg := context.Background()
+	for i := range 45 {
+		spec := crontab.TaskSpec{Key: fmt.Sprintf("reminder %02d", i), Type: "send sms", Params: sendSMS{To: fmt.Sprintf("+1555%04d", i), Text: "reminder"},
+			Expression: fmt.Sprintf("daily:%02d:%02d", 6+i%12, i%60)}
+		if err := producer.SetTask(bg, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const allTasks = 4 + 45
+	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Client: producer, Namespace: "crontab", Token: "demo-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +65,17 @@ func TestDashboardInChromium(t *testing.T) {
 
 	wd := startDriver(t, driver, browser)
 	wd.navigate(srv.URL + "/?token=demo-token")
-	wd.waitFor("the tasks of the running schedulers", 15*time.Second, func() bool {
-		return wd.exists(`body[data-loaded="true"] tr[data-task="heartbeat"]`)
+	wd.waitFor("the first page of tasks", 15*time.Second, func() bool {
+		return wd.exists(`body[data-loaded="true"] #tasks tbody tr[data-task]`)
+	})
+	// Search first: the demo's tasks by name, whatever page they are on.
+	wd.typeText("#task-search", "[hmcf]*")
+	wd.waitFor("the search for [hmcf]*", 5*time.Second, func() bool {
+		return strings.Join(wd.rows("#tasks", "data-task"), ",") == "clean logs,flaky,heartbeat,minute report"
 	})
 	for _, task := range []string{"heartbeat", "minute report", "clean logs", "flaky"} {
 		if !wd.exists(fmt.Sprintf(`tr[data-task=%q]`, task)) {
-			t.Errorf("the page lacks task %q", task)
+			t.Errorf("the search for [hmcf]* lacks task %q", task)
 		}
 	}
 	if got := wd.text(`tr[data-task="heartbeat"] td.status`); !strings.Contains(got, "active") {
@@ -60,8 +85,11 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("clean logs countdown: %q", got)
 	}
 	wd.waitFor("the processes", 5*time.Second, func() bool { return wd.exists(`tr[data-process="worker-b:4188"]`) })
-	if !wd.exists(`#jobs tr[data-job="sms-15550100"]`) || !wd.exists(`#dead tr[data-job="sms-0001"]`) {
-		t.Error("the page lacks the pending or the dead job")
+	if got := wd.text(`tr[data-process="worker-b:4188"] td.roles`); !strings.Contains(got, "5 types") {
+		t.Errorf("worker-b's role on the page: %q, want its 5 types", got)
+	}
+	if !wd.exists(`#jobs tr[data-job="sms-15550100"]`) {
+		t.Error("the page lacks the pending job")
 	}
 	if got := wd.text(`#jobs tr[data-job="export-q3"] td.waiting`); got != "no process" {
 		t.Errorf("export-q3 waiting on the page: %q, want no process", got)
@@ -86,6 +114,20 @@ func TestDashboardInChromium(t *testing.T) {
 			wd.exists(`tr[data-task="heartbeat"] button[data-action="resume"]`)
 	})
 
+	// Run now: clean logs (daily at 03:00) runs once, at once.
+	wd.click(`tr[data-task="clean logs"] button[data-action="trigger"]`)
+	wd.waitFor("the notice of the run", 5*time.Second, func() bool { return strings.Contains(wd.text("#notice"), "fires at") })
+	deadline = time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if tk, err := d.inspector.Task(bg, "clean logs"); err == nil && tk.Runs >= 1 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if tk, err := d.inspector.Task(bg, "clean logs"); err != nil || tk.Runs != 1 {
+		t.Errorf("clean logs after Run now: %d runs, %v; want 1", tk.Runs, err)
+	}
+
 	wd.click(`tr[data-task="flaky"] .task-name`)
 	wd.waitFor("flaky's history", 5*time.Second, func() bool {
 		return wd.exists(`#history-section:not([hidden]) #history tbody tr td .badge`)
@@ -96,7 +138,164 @@ func TestDashboardInChromium(t *testing.T) {
 	if wd.exists(`#error:not([hidden])`) {
 		t.Errorf("the page shows an error: %s", wd.text("#error"))
 	}
+	wd.waitFor("the charts of the last hour's runs", 5*time.Second, func() bool {
+		return wd.exists(`#chart-fires svg rect.ok`) && wd.exists(`#chart-fires svg rect.fail`) && wd.exists(`#chart-lag svg polyline`) &&
+			wd.exists(`#chart-jobs svg rect.fail`)
+	})
+	saveShot(t, wd, "dashboard.png")
+	wd.click("#history-close")
 
+	// Paging: no search, 20 a page, Next to the end and Prev back.
+	wd.typeText("#task-search", "")
+	wd.waitFor("every task's first page", 5*time.Second, func() bool {
+		return len(wd.rows("#tasks", "data-task")) >= 20 && !wd.exists("#tasks-next:disabled")
+	})
+	seen := map[string]int{}
+	first := wd.rows("#tasks", "data-task")
+	for page := 1; ; page++ {
+		for _, n := range wd.rows("#tasks", "data-task") {
+			seen[n]++
+		}
+		if wd.exists("#tasks-next:disabled") {
+			break
+		}
+		wd.click("#tasks-next")
+		want := fmt.Sprintf("page %d", page+1)
+		wd.waitFor(want, 5*time.Second, func() bool { return wd.text("#tasks-page") == want })
+		if page > allTasks {
+			t.Fatal("Next does not end")
+		}
+	}
+	if len(seen) != allTasks {
+		t.Errorf("the pages showed %d tasks, want %d", len(seen), allTasks)
+	}
+	for n, k := range seen {
+		if k != 1 {
+			t.Errorf("task %q on %d pages", n, k)
+		}
+	}
+	for !wd.exists("#tasks-prev:disabled") {
+		wd.click("#tasks-prev")
+		time.Sleep(150 * time.Millisecond)
+	}
+	wd.waitFor("page 1 again", 5*time.Second, func() bool {
+		return wd.text("#tasks-page") == "page 1" && strings.Join(wd.rows("#tasks", "data-task"), ",") == strings.Join(first, ",")
+	})
+
+	// Bulk pause of a search's selection.
+	wd.typeText("#task-search", "reminder 1")
+	wd.waitFor("the search for reminder 1", 5*time.Second, func() bool {
+		r := wd.rows("#tasks", "data-task")
+		return len(r) == 10 && r[0] == "reminder 10"
+	})
+	wd.click(`tr[data-task="reminder 11"] input.pick`)
+	wd.click(`tr[data-task="reminder 12"] input.pick`)
+	wd.waitFor("two selected", 5*time.Second, func() bool { return wd.text("#tasks-picked") == "2 selected" })
+	saveShot(t, wd, "dashboard-tasks.png")
+	wd.click(`#tasks-bulk button[data-bulk="pause"]`)
+	deadline = time.Now().Add(5 * time.Second)
+	for (d.status("reminder 11") != "paused" || d.status("reminder 12") != "paused") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d.status("reminder 11") != "paused" || d.status("reminder 12") != "paused" || d.status("reminder 13") != "active" {
+		t.Errorf("after the bulk pause: %s %s %s", d.status("reminder 11"), d.status("reminder 12"), d.status("reminder 13"))
+	}
+	wd.waitFor("the page to show the paused selection", 5*time.Second, func() bool {
+		return strings.Contains(wd.text(`tr[data-task="reminder 12"] td.status`), "paused") && wd.text("#tasks-picked") == ""
+	})
+	wd.click(`#task-status option[value="paused"]`)
+	wd.waitFor("the paused filter", 5*time.Second, func() bool {
+		return strings.Join(wd.rows("#tasks", "data-task"), ",") == "reminder 11,reminder 12"
+	})
+
+	// Bulk cancel of two pending jobs.
+	wd.click(`#jobs tr[data-job="sms-15550101"] input.pick`)
+	wd.click(`#jobs tr[data-job="sms-15550102"] input.pick`)
+	wd.waitFor("two jobs selected", 5*time.Second, func() bool { return wd.text("#jobs-picked") == "2 selected" })
+	wd.exec(`document.getElementById("jobs-section").scrollIntoView(); return null;`, nil)
+	saveShot(t, wd, "dashboard-jobs.png")
+	wd.click(`#jobs-bulk button[data-bulk="cancel"]`)
+	wd.waitFor("the cancelled jobs to leave the page", 5*time.Second, func() bool {
+		return !wd.exists(`#jobs tr[data-job="sms-15550101"]`) && !wd.exists(`#jobs tr[data-job="sms-15550102"]`) &&
+			wd.exists(`#jobs tr[data-job="sms-15550100"]`)
+	})
+	for _, id := range []string{"sms-15550101", "sms-15550102"} {
+		if _, err := d.inspector.Job(bg, id); !errors.Is(err, crontab.ErrNotFound) {
+			t.Errorf("job %s after the bulk cancel: %v", id, err)
+		}
+	}
+	wd.click(`#job-state option[value="dead"]`)
+	wd.waitFor("the dead jobs", 5*time.Second, func() bool {
+		return wd.exists(`#jobs tr[data-job="sms-0001"] button[data-action="retry"]`) && !wd.exists(`#jobs tr[data-job="sms-15550100"]`)
+	})
+	if !wd.exists(`#jobs-bulk button[data-bulk="retry"]:not([hidden])`) || !wd.exists(`#jobs-bulk button[data-bulk="cancel"][hidden]`) {
+		t.Error("the dead jobs' bulk bar does not offer retry alone")
+	}
+	if wd.exists(`#error:not([hidden])`) {
+		t.Errorf("the page shows an error: %s", wd.text("#error"))
+	}
+
+	// The run-time task form: SetTask's refusal shown in it, then a save
+	// and an edit, each in Redis.
+	wd.click("#task-new")
+	wd.waitFor("the form", 5*time.Second, func() bool { return wd.exists("#task-form:not([hidden])") })
+	wd.typeText(`#task-form input[name="name"]`, "otp resend")
+	wd.typeText(`#task-form input[name="type"]`, "send sms")
+	wd.typeText(`#task-form input[name="expression"]`, "every:soon")
+	wd.typeText(`#task-form textarea[name="params"]`, `{"to": "+15550111", "text": "again"}`)
+	wd.click("#task-save")
+	wd.waitFor("the refusal in the form", 5*time.Second, func() bool {
+		return strings.Contains(wd.text("#task-form-error"), "expression") && wd.exists("#task-form:not([hidden])")
+	})
+	if _, err := d.inspector.Task(bg, "otp resend"); err == nil {
+		t.Error("a refused task was written")
+	}
+	saveShot(t, wd, "dashboard-form.png")
+	wd.typeText(`#task-form input[name="expression"]`, "every:15m")
+	wd.click("#task-save")
+	wd.waitFor("the form to close on save", 5*time.Second, func() bool { return wd.exists("#task-form[hidden]") })
+	if tk, err := d.inspector.Task(bg, "otp resend"); err != nil || tk.Expression != "every:15m" || tk.Source != crontab.SourceDynamic ||
+		!strings.Contains(string(tk.Params), "+15550111") {
+		t.Fatalf("the saved task: %+v, %v", tk, err)
+	}
+	wd.click(`#task-status option[value=""]`)
+	wd.typeText("#task-search", "otp")
+	wd.waitFor("the saved task on the page", 5*time.Second, func() bool { return wd.exists(`tr[data-task="otp resend"] button[data-action="edit"]`) })
+	wd.click(`tr[data-task="otp resend"] button[data-action="edit"]`)
+	wd.waitFor("the form to edit it", 5*time.Second, func() bool { return wd.text("#task-form-title") == "Edit otp resend" })
+	wd.typeText(`#task-form input[name="expression"]`, "hourly:45")
+	wd.click("#task-save")
+	wd.waitFor("the edit on the page", 5*time.Second, func() bool {
+		return strings.Contains(wd.text(`tr[data-task="otp resend"]`), "hourly:45")
+	})
+	if tk, _ := d.inspector.Task(bg, "otp resend"); tk.Expression != "hourly:45" {
+		t.Errorf("the edited task's expression in Redis: %q", tk.Expression)
+	}
+
+	// Read-only: the same tasks, no button, no selection.
+	ro, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Namespace: "crontab", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A loopback Host without credentials: the driver opens 127.0.0.1.
+	roSrv := httptest.NewServer(ro)
+	defer roSrv.Close()
+	wd.navigate(roSrv.URL + "/")
+	wd.waitFor("the read-only page", 15*time.Second, func() bool {
+		return wd.exists(`body[data-loaded="true"].read-only #tasks tbody tr[data-task]`) && wd.exists(`#jobs tbody tr[data-job]`)
+	})
+	if wd.exists(`button[data-action]`) || wd.exists(`input.pick`) || wd.exists(`[data-bulk]`) || !wd.exists("#read-only") {
+		t.Error("the read-only page shows action buttons or selections, or no read-only badge")
+	}
+	if !wd.exists("#tasks-next") || wd.exists(`#error:not([hidden])`) {
+		t.Errorf("the read-only page lacks its pager or shows an error: %s", wd.text("#error"))
+	}
+}
+
+// saveShot takes a screenshot, checks it, and writes it to docs/name with
+// -update-screenshot (else to a temporary directory).
+func saveShot(t *testing.T, wd *webDriver, name string) {
+	t.Helper()
 	shot := wd.screenshot()
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
@@ -105,9 +304,9 @@ func TestDashboardInChromium(t *testing.T) {
 	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 700 {
 		t.Errorf("screenshot is %v", b)
 	}
-	out := filepath.Join(t.TempDir(), "dashboard.png")
+	out := filepath.Join(t.TempDir(), name)
 	if *updateScreenshot {
-		out = filepath.Join("..", "docs", "dashboard.png")
+		out = filepath.Join("..", "docs", name)
 	}
 	if err := os.WriteFile(out, shot, 0o644); err != nil {
 		t.Fatal(err)
@@ -286,6 +485,36 @@ func (wd *webDriver) click(css string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	wd.t.Fatalf("click %s: %v", css, last)
+}
+
+// exec runs script in the page (WebDriver's execute/sync) and decodes
+// what it returns into out.
+func (wd *webDriver) exec(script string, out any) {
+	wd.t.Helper()
+	wd.call("POST", wd.path("/execute/sync"), map[string]any{"script": script, "args": []any{}}, out)
+}
+
+// typeText clears the input matching css and types text into it.
+func (wd *webDriver) typeText(css, text string) {
+	wd.t.Helper()
+	id := wd.find(css)
+	if id == "" {
+		wd.t.Fatalf("no input %s", css)
+	}
+	wd.call("POST", wd.path("/element/"+id+"/clear"), map[string]any{}, nil)
+	if text != "" {
+		wd.call("POST", wd.path("/element/"+id+"/value"), map[string]any{"text": text}, nil)
+	} else { // clearing fires no input event
+		wd.exec(fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new Event("input")); return null;`, css), nil)
+	}
+}
+
+// rows returns the data-ATTR values of the rows of table css.
+func (wd *webDriver) rows(css, attr string) []string {
+	wd.t.Helper()
+	var out []string
+	wd.exec(fmt.Sprintf(`return [...document.querySelectorAll(%q)].map((e) => e.getAttribute(%q));`, css+" tbody tr["+attr+"]", attr), &out)
+	return out
 }
 
 func (wd *webDriver) screenshot() []byte {

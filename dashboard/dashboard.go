@@ -7,7 +7,11 @@
 // outcome, a sparkline of recent run durations), pending, running and dead
 // jobs (with a job's unique identity, and why a due pending job waits:
 // Job.Waiting), the scheduler processes, and the history of a task chosen by a
-// click; its buttons pause, resume, trigger, cancel and retry. It reads
+// click; its buttons pause, resume, trigger, cancel and retry, one or a
+// selection at once. It searches and filters tasks (name, status, type)
+// and jobs (state, type), a page at a time, charts the last hour per
+// minute (Inspector.MinuteStats), and, given a Config.Client, creates and
+// edits run-time tasks in a form. It reads
 // Redis only through the crontab.Inspector it is given: it needs no task code.
 //
 // # API
@@ -22,11 +26,30 @@
 //	POST /api/jobs/{id}/cancel         cancel a pending job
 //	POST /api/jobs/{id}/retry          move a dead job back to the queue
 //	GET  /api/processes                scheduler processes
+//	GET  /api/counts                   counts and processes (O(1) in tasks and jobs)
+//	GET  /api/stats                    the last hour per minute: fires, failures, lag, job attempts
+//	GET  /api/page/tasks               one page of tasks with sparklines (?cursor=C&limit=N&match=GLOB&status=S&type=T)
+//	GET  /api/page/jobs                one page of one state's jobs (?state=S&cursor=C&limit=N&type=T)
+//	POST /api/bulk/tasks/{action}      body {"names": [...]}: pause, resume, disable, enable or trigger each
+//	POST /api/bulk/jobs/{action}       body {"ids": [...]}: cancel or retry each
+//	PUT  /api/tasks/{name}             create or replace a run-time task (body TaskForm), with Config.Client
+//	DELETE /api/tasks/{name}           remove a run-time task, with Config.Client
 //	GET  /metrics                      Prometheus metrics, when Config.Metrics is set
 //
-// Errors are JSON {"error": "..."}: 400 for a bad request, 401 without
-// credentials, 403 for a failed CSRF check, 404 for a missing task or job,
-// 409 for a task that is paused, disabled or running (trigger).
+// The page polls /api/counts and the pages it shows (Inspector.TaskPage
+// and JobPage), so its refresh reads only what is on screen, whatever the
+// number of tasks and jobs; /api/overview and /api/tasks read every task.
+// A page's reply is {"tasks" or "jobs": [...], "next_cursor": "..."}
+// (next_cursor "" on the last page). A bulk reply lists each item's
+// outcome, {"results": [{"name" or "id": ..., "error": ...}]}, and is
+// 200 even when some failed; a bulk request holds at most 1000 items.
+//
+// Errors are JSON {"error": "..."}: 400 for a bad request (and a run-time
+// task that Client.SetTask refuses, with its reason), 401 without
+// credentials, 403 for a failed CSRF check or any POST to a read-only
+// dashboard (Config.ReadOnly), 404 for a missing task or job,
+// 409 for a task that is paused, disabled or running (trigger), 501 for
+// the run-time task form of a handler without Config.Client.
 //
 // # Security
 //
@@ -92,6 +115,14 @@ type Config struct {
 	// Sparkline is how many recent runs each task's sparkline shows. Zero
 	// means 20.
 	Sparkline int
+	// Client, when set, lets the page create, edit and remove run-time
+	// tasks (Client.SetTask and RemoveTask, which check a task against
+	// the Client's registry: give it the registry of the schedulers).
+	// Nil hides the form; crontab serve, which has no task code, has none.
+	Client *crontab.Client
+	// ReadOnly refuses every request that would change something (each
+	// POST answers 403) and hides the page's action buttons.
+	ReadOnly bool
 }
 
 // Handler is the dashboard's http.Handler.
@@ -148,6 +179,14 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/jobs/{id}", h.job)
 	m.HandleFunc("POST /api/jobs/{id}/{action}", h.jobAction)
 	m.HandleFunc("GET /api/processes", h.processes)
+	m.HandleFunc("GET /api/counts", h.counts)
+	m.HandleFunc("GET /api/stats", h.stats)
+	m.HandleFunc("PUT /api/tasks/{name}", h.putTask)
+	m.HandleFunc("DELETE /api/tasks/{name}", h.deleteTask)
+	m.HandleFunc("GET /api/page/tasks", h.taskPage)
+	m.HandleFunc("GET /api/page/jobs", h.jobPage)
+	m.HandleFunc("POST /api/bulk/tasks/{action}", h.bulkTasks)
+	m.HandleFunc("POST /api/bulk/jobs/{action}", h.bulkJobs)
 	if h.cfg.Metrics != nil {
 		m.Handle("GET /metrics", h.cfg.Metrics)
 	}
@@ -168,6 +207,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if h.cfg.ReadOnly {
+			writeError(w, http.StatusForbidden, "this dashboard is read-only (crontab serve -read-only): it changes nothing")
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameHost(origin, r.Host) {
 			writeError(w, http.StatusForbidden, "cross-origin request refused")
 			return
@@ -232,7 +275,8 @@ func sameHost(origin, host string) bool {
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
-	err := h.page.Execute(&buf, map[string]string{"CSRF": h.csrf, "Namespace": h.cfg.Namespace})
+	err := h.page.Execute(&buf, map[string]any{"CSRF": h.csrf, "Namespace": h.cfg.Namespace, "ReadOnly": h.cfg.ReadOnly,
+		"Editable": h.cfg.Client != nil && !h.cfg.ReadOnly})
 	if err != nil {
 		h.fail(w, r, err)
 		return

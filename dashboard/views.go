@@ -133,12 +133,15 @@ type Process struct {
 	Tasks    int       `json:"tasks"`
 	Alive    bool      `json:"alive"`
 	Master   bool      `json:"master"`
+	// Types are the task and job types it runs (its role,
+	// crontab.ProcessInfo.Names), left out when it does not publish them.
+	Types []string `json:"types,omitempty"`
 }
 
 // ProcessView converts a process for the API.
 func ProcessView(p crontab.ProcessInfo) Process {
 	return Process{ID: p.ID, Host: p.Host, PID: p.PID, Version: p.Version, Started: p.Started, LastBeat: p.LastBeat,
-		Running: p.Running, Tasks: p.Tasks, Alive: p.Alive, Master: p.Master}
+		Running: p.Running, Tasks: p.Tasks, Alive: p.Alive, Master: p.Master, Types: p.Names}
 }
 
 // Counts are the namespace's counts as the API shows them.

@@ -629,6 +629,10 @@ type ProcessInfo struct {
 	// Master is true for the process that does the namespace's
 	// housekeeping (it holds lock:master).
 	Master bool
+	// Names are the task and job types it runs (its role: all those of its
+	// registry, or those WithTasks names), sorted; nil when its heartbeat
+	// does not publish them (an older version).
+	Names []string
 }
 
 // Processes lists the scheduler processes that sent a heartbeat recently,
@@ -654,11 +658,12 @@ func (in *Inspector) Processes(ctx context.Context) ([]ProcessInfo, error) {
 			n, _ := strconv.ParseInt(h[f], 10, 64)
 			return n
 		}
+		names, _ := rdb.ParseTaskNames(h[rdb.FieldTaskNames])
 		out = append(out, ProcessInfo{
 			ID: id, Host: h["host"], PID: int(num("pid")), Version: h["version"],
 			Started: fromMS(num("started")), LastBeat: fromMS(b.BeatMS),
 			Running: int(num("running")), Tasks: int(num("tasks")),
-			Alive: b.BeatMS >= deadline, Master: master == id,
+			Alive: b.BeatMS >= deadline, Master: master == id, Names: names,
 		})
 	}
 	return out, nil

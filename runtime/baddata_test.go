@@ -344,6 +344,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"dead", keys.Dead, "zset"},
 		{"dead:data", keys.DeadData, "hash"},
 		{"stats", keys.Stats, "hash"},
+		{"stats:min", keys.StatsMinute, "hash"},
 		{"alive", keys.Alive, "zset"},
 		{"pulse", keys.Pulse, "hash"},
 		{"sweep", keys.Sweep, "hash"},

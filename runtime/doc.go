@@ -101,6 +101,8 @@
 //	{ns}:jobs:lease     ZSET claim id -> lease deadline: one lease per claim, not per job
 //	{ns}:jobs:failed    HASH job id -> 1: a unique job waiting for the retry of a failed attempt
 //	{ns}:jobs:attempt, {ns}:dead, {ns}:dead:data, {ns}:stats, {ns}:sweep
+//	{ns}:stats:min      HASH the last hour per minute (60 slots): task fires, failures, start lag,
+//	                         job attempts, added by the finish and ack scripts (Inspector.MinuteStats)
 //	{ns}:slots:<type>   HASH process id -> "n|deadline_ms": the running slots of a job type with
 //	                         max_running that process holds, until the deadline (Redis time)
 //	{ns}:fireslots:<group> ZSET run id -> run lease deadline: the fires of a capped type running

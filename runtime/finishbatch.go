@@ -67,7 +67,8 @@ func (tr *taskRunner) writeFinishes(batch []*runEnd) {
 		}
 		recorded[m]--
 		runs[i] = rdb.RunFinish{RunID: e.f.runID, Task: m, LockValue: e.run.lockValue, Outcome: string(e.rec.Outcome),
-			Error: e.rec.Error, DurationMS: e.cost.Milliseconds(), Record: rec, Once: e.f.once, Slots: e.run.slots}
+			Error: e.rec.Error, DurationMS: e.cost.Milliseconds(), Record: rec, Once: e.f.once, Slots: e.run.slots,
+			LagMS: lagMS(e.rec)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -98,4 +99,13 @@ func (tr *taskRunner) writeFinishes(batch []*runEnd) {
 // history is how much of each task's history the scheduler keeps.
 func (e *engine) history() rdb.HistoryBound {
 	return rdb.HistoryBound{Records: e.opts.historyLen, Age: e.opts.historyAge}
+}
+
+// lagMS is how late a run started after its scheduled instant, for the
+// per-minute stats: 0 when either is unknown.
+func lagMS(r Record) int64 {
+	if r.Fire.IsZero() || r.Start.IsZero() {
+		return 0
+	}
+	return max(r.Start.Sub(r.Fire).Milliseconds(), 0)
 }

@@ -408,7 +408,9 @@ func (mt *maintainer) requeueCandidates(ctx context.Context) ([]string, map[stri
 		index  bool
 	}{
 		{&mt.requeueAt.unqueued, mt.db.ScanUnqueued, true},
-		{&mt.requeueAt.tasks, mt.db.ScanTaskNames, false},
+		{&mt.requeueAt.tasks, func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+			return mt.db.ScanTaskNames(ctx, cursor, "", count)
+		}, false},
 	}
 	for _, sc := range scans {
 		for read := 0; read < requeueBudget; {

@@ -47,6 +47,13 @@
 //
 // Flags of one command:
 //
+//	list -limit N -cursor C        one page of about N tasks (1 to 1000) from cursor C (the one the
+//	                               previous page printed; none: the first), reading only that
+//	                               page's hashes, then "(more: next cursor C2; ...)" or
+//	                               "(last page)"; without any of these flags, every task, sorted
+//	list -match GLOB -status S -type T
+//	                               pages of the tasks whose name matches the Redis glob GLOB
+//	                               (*, ?, [abc]), whose status is S, or that type T runs
 //	history -limit N               runs to show (default 20; 0: all that are kept)
 //	next -n N                      instants to show, 1 to 1000 (default 10)
 //	explain -tz ZONE -n N -from T  the schedule's IANA zone (default UTC); instants to show, 1 to
@@ -60,13 +67,20 @@
 //	jobs -state S -task NAME -limit N
 //	                               S is pending, running or dead (default: all three); NAME a job
 //	                               type; N caps each state (default 50; 0: no cap)
+//	jobs -state S -cursor C -limit N
+//	                               one page of N jobs of state S from cursor C ("0": the first),
+//	                               and its next cursor
 //	serve -addr HOST:PORT          where to listen (default 127.0.0.1:8080)
 //	serve -token T                 require the token T (default: $CRONTAB_TOKEN)
 //	serve -basic-auth USER:PASS    accept basic auth USER:PASS (default: $CRONTAB_BASIC_AUTH)
+//	serve -read-only               change nothing: every POST answers 403, the page has no buttons
 //
 // Output is a table for people, or JSON (-o json) for scripts: an array of
 // objects for list, history, jobs and processes, one object for show, job,
-// overview and the commands that change something. The JSON fields are the
+// overview and the commands that change something; a page (list -limit,
+// jobs -cursor) is {"tasks" or "jobs": [...], "next_cursor": "..."}, "" on
+// the last page. overview reads counters only (SCARD, ZCARD, ZCOUNT,
+// HLEN): its cost does not grow with the number of tasks or jobs. The JSON fields are the
 // dashboard API's (see package github.com/gocrontab/crontab/dashboard):
 // times in RFC 3339, durations in milliseconds.
 //
@@ -122,7 +136,10 @@
 //	$ crontab jobs -state dead -task "send sms"
 //	$ crontab retry 8f2c0a91d4e6b7a3c5d1e2f0
 //	$ crontab -o json list | jq -r '.[] | select(.status != "active") | .name'
+//	$ crontab list -limit 100 -match 'tenant-42:*'
+//	$ crontab list -limit 100 -match 'tenant-42:*' -cursor 1232
 //	$ CRONTAB_TOKEN=s3cret crontab serve -addr :8080
+//	$ crontab serve -read-only
 //
 // # The dashboard
 //
@@ -135,6 +152,6 @@
 // $CRONTAB_BASIC_AUTH) is set. With a token, open
 // http://HOST:PORT/?token=TOKEN once (a cookie keeps you in), or answer the
 // browser's basic-auth prompt with the token as the password; scripts and
-// scrapers send "Authorization: Bearer TOKEN". It stops on SIGINT or
-// SIGTERM.
+// scrapers send "Authorization: Bearer TOKEN". With -read-only, nothing
+// can be changed through it. It stops on SIGINT or SIGTERM.
 package main

@@ -76,6 +76,9 @@ type command struct {
 // cmdOpts holds the flags of individual commands.
 type cmdOpts struct {
 	limit     int
+	cursor    string
+	match     string
+	status    string
 	state     string
 	task      string
 	addr      string
@@ -84,13 +87,21 @@ type cmdOpts struct {
 	n         int         // next, explain: how many instants
 	explain   explainOpts // explain.go
 	set       setOpts     // set.go
+	readOnly  bool
 }
 
 var commands []*command
 
 func init() {
 	commands = []*command{
-		{name: "list", summary: "list the tasks: status, schedule, next and last run, last outcome, counts", nargs: 0, run: cmdList},
+		{name: "list", summary: "list the tasks: status, schedule, next and last run, last outcome, counts", nargs: 0, run: cmdList,
+			flags: func(fs *flag.FlagSet, o *cmdOpts) {
+				fs.IntVar(&o.limit, "limit", 0, "list one page of about this many tasks (1 to 1000), reading only that page, and its next cursor; 0 lists all, sorted")
+				fs.StringVar(&o.cursor, "cursor", "", "start the page at this cursor (the one the previous page printed)")
+				fs.StringVar(&o.match, "match", "", "only tasks whose name matches this glob `PATTERN` (Redis MATCH: *, ?, [abc]); pages")
+				fs.StringVar(&o.status, "status", "", "only tasks with this status: active, paused or disabled; pages")
+				fs.StringVar(&o.task, "type", "", "only tasks run by this registered type; pages")
+			}},
 		{name: "show", args: "NAME", summary: "one task in full, with its latest runs; or a job type's limits and their use", nargs: 1, run: cmdShow},
 		{name: "pause", args: "NAME...", summary: "skip the task's fires (each skip is counted) until it is resumed", nargs: -1, run: statusCmd("pause")},
 		{name: "resume", args: "NAME...", summary: "make a paused task active again, from its next future instant", nargs: -1, run: statusCmd("resume")},
@@ -118,6 +129,7 @@ func init() {
 				fs.StringVar(&o.state, "state", "", "only jobs in this state: pending, running or dead (default all three)")
 				fs.StringVar(&o.task, "task", "", "only jobs of this job type")
 				fs.IntVar(&o.limit, "limit", 50, "at most this many jobs of each state; 0 means no cap")
+				fs.StringVar(&o.cursor, "cursor", "", "with -state, list one page of -limit jobs from this cursor (\"0\": the first page) and print the next")
 			}},
 		{name: "job", args: "ID", summary: "one job in full", nargs: 1, run: cmdJob},
 		{name: "cancel", args: "ID...", summary: "cancel pending jobs", nargs: -1, run: jobCmd("cancel")},
@@ -129,6 +141,7 @@ func init() {
 				fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on; any non-loopback address requires -token or -basic-auth")
 				fs.StringVar(&o.token, "token", "", "require this token (default $CRONTAB_TOKEN): Bearer header, basic-auth password, or /?token= once")
 				fs.StringVar(&o.basicAuth, "basic-auth", "", "accept basic auth `USER:PASSWORD` (default $CRONTAB_BASIC_AUTH)")
+				fs.BoolVar(&o.readOnly, "read-only", false, "change nothing: every POST answers 403 and the page shows no action buttons")
 			}},
 	}
 }
@@ -417,16 +430,51 @@ func schedule(t crontab.TaskInfo) string {
 
 // --- commands ---------------------------------------------------------------
 
-func cmdList(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
-	tasks, err := c.inspector.ListTasks(ctx)
-	if err != nil {
-		return err
+// taskPage is list's -o json output when it pages.
+type taskPage struct {
+	Tasks      []dashboard.Task `json:"tasks"`
+	NextCursor string           `json:"next_cursor"`
+}
+
+func cmdList(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
+	if o.limit < 0 || o.limit > crontab.MaxPageLimit {
+		return usagef("list: -limit %d: want 1 to %d, or 0 for all", o.limit, crontab.MaxPageLimit)
+	}
+	if o.status != "" && !crontab.Status(o.status).Valid() {
+		return usagef("list: -status %q: want active, paused or disabled", o.status)
+	}
+	paging := o.limit > 0 || o.cursor != "" || o.match != "" || o.status != "" || o.task != ""
+	var tasks []crontab.TaskInfo
+	var next string
+	if paging {
+		page, err := c.inspector.TaskPage(ctx, crontab.TaskQuery{Cursor: o.cursor, Limit: o.limit, Match: o.match,
+			Status: crontab.Status(o.status), Type: o.task})
+		if err != nil {
+			return err
+		}
+		tasks, next = page.Tasks, page.NextCursor
+	} else {
+		var err error
+		if tasks, err = c.inspector.ListTasks(ctx); err != nil {
+			return err
+		}
 	}
 	views := make([]dashboard.Task, len(tasks))
 	for i, t := range tasks {
 		views[i] = dashboard.TaskView(t)
 	}
-	return c.out(views, func(w *tabwriter.Writer) {
+	var v any = views
+	if paging {
+		v = taskPage{Tasks: views, NextCursor: next}
+	}
+	return c.out(v, func(w *tabwriter.Writer) {
+		defer func() {
+			if next != "" {
+				fmt.Fprintf(w, "(more: next cursor %s; crontab list -cursor %s ...)\n", next, next)
+			} else if paging {
+				fmt.Fprintln(w, "(last page)")
+			}
+		}()
 		fmt.Fprintln(w, "TASK\tSTATUS\tSCHEDULE\tNEXT RUN\t\tLAST RUN\tOUTCOME\tRUNS\tFAILED\tSKIPPED\tSOURCE")
 		for _, t := range tasks {
 			status := string(t.Status)
@@ -687,9 +735,27 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	if o.limit < 0 {
 		return usagef("jobs: -limit %d: want 0 or more", o.limit)
 	}
-	jobs, err := c.inspector.Jobs(ctx, crontab.JobFilter{State: st, Task: o.task, Limit: o.limit})
-	if err != nil {
-		return err
+	var jobs []crontab.JobInfo
+	var next string
+	paging := o.cursor != ""
+	if paging {
+		if st == "" {
+			return usagef("jobs: -cursor needs -state")
+		}
+		cursor := o.cursor
+		if cursor == "0" {
+			cursor = ""
+		}
+		page, err := c.inspector.JobPage(ctx, crontab.JobQuery{State: st, Cursor: cursor, Limit: o.limit, Type: o.task})
+		if err != nil {
+			return err
+		}
+		jobs, next = page.Jobs, page.NextCursor
+	} else {
+		var err error
+		if jobs, err = c.inspector.Jobs(ctx, crontab.JobFilter{State: st, Task: o.task, Limit: o.limit}); err != nil {
+			return err
+		}
 	}
 	if err := c.inspector.ExplainWaiting(ctx, jobs); err != nil {
 		return err
@@ -698,7 +764,21 @@ func cmdJobs(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	for i, j := range jobs {
 		views[i] = dashboard.JobView(j)
 	}
-	return c.out(views, func(w *tabwriter.Writer) {
+	var v any = views
+	if paging {
+		v = struct {
+			Jobs       []dashboard.Job `json:"jobs"`
+			NextCursor string          `json:"next_cursor"`
+		}{views, next}
+	}
+	return c.out(v, func(w *tabwriter.Writer) {
+		defer func() {
+			if next != "" {
+				fmt.Fprintf(w, "(more: next cursor %s)\n", next)
+			} else if paging {
+				fmt.Fprintln(w, "(last page)")
+			}
+		}()
 		fmt.Fprintln(w, "ID\tTYPE\tSTATE\tWHEN\t\tWAIT\tATTEMPTS\tPROCESS\tERROR\tPAYLOAD")
 		for _, j := range jobs {
 			when := j.Due

@@ -47,7 +47,7 @@ func cmdServe(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	redisnet.RouteLogs(logger) // go-redis's own lines at debug level: off
 	h, err := dashboard.New(dashboard.Config{Inspector: c.inspector, Namespace: c.namespace, Token: token,
-		BasicUser: user, BasicPassword: pass, Metrics: metrics.Handler(reg), Logger: logger})
+		BasicUser: user, BasicPassword: pass, Metrics: metrics.Handler(reg), Logger: logger, ReadOnly: o.readOnly})
 	if err != nil {
 		return err
 	}
@@ -60,6 +60,9 @@ func cmdServe(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	url := "http://" + ln.Addr().String() + "/"
+	if o.readOnly {
+		fmt.Fprintf(c.stderr, "crontab: read-only: the dashboard changes nothing\n")
+	}
 	switch {
 	case token != "":
 		fmt.Fprintf(c.stderr, "crontab: dashboard of namespace %q on %s (open %s?token=... once, or send Authorization: Bearer ...)\n", c.namespace, url, url)

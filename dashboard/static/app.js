@@ -1,11 +1,20 @@
-// The crontab dashboard: polls /api/overview and renders it; buttons POST
-// to the API with the page's CSRF token. No framework, no CDN.
+// The crontab dashboard: every 2 seconds it fetches the counts and the
+// page of tasks and of jobs on screen (never all of them: the API pages by
+// cursor), and renders them; buttons POST to the API with the page's CSRF
+// token, one item or a selection. No framework, no CDN.
 "use strict";
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const readOnly = document.querySelector('meta[name="read-only"]').content === "true";
+const editable = document.querySelector('meta[name="editable"]').content === "true";
+const pageSize = 20;
 let offset = 0;          // Redis server time minus browser time, ms
-let data = null;         // the last overview
 let selected = null;     // the task whose history is shown
+let lastTasks = [];      // the page of tasks on screen
+// Each list's query and place: its filters, the cursor of the page shown
+// and the cursors of the pages before it (for Prev), and the selection.
+const taskView = { match: "", status: "", type: "", cursor: "", back: [], next: "", picked: new Set() };
+const jobView = { state: "pending", type: "", cursor: "", back: [], next: "", picked: new Set() };
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -95,13 +104,18 @@ function sparkline(points) {
   return svg;
 }
 
-async function api(method, path) {
+
+async function api(method, path, body) {
   const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
   if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
   const r = await fetch(path, opts);
-  const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || `${r.status} ${r.statusText}`);
-  return body;
+  const reply = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(reply.error || `${r.status} ${r.statusText}`);
+  return reply;
 }
 
 function showError(msg) {
@@ -110,18 +124,57 @@ function showError(msg) {
   box.hidden = !msg;
 }
 
+let noticeTimer = null;
+function showNotice(msg) {
+  const box = document.getElementById("notice");
+  box.textContent = msg || "";
+  box.hidden = !msg;
+  clearTimeout(noticeTimer);
+  if (msg) noticeTimer = setTimeout(() => showNotice(""), 8000);
+}
+
 async function act(path, what) {
   try {
-    await api("POST", path);
+    const r = await api("POST", path);
     showError("");
+    if (r.fire) showNotice(`${what}: fires at ${fmtTime(r.fire)}`);
   } catch (e) {
     showError(`${what}: ${e.message}`);
   }
   await refresh();
 }
 
+// bulk POSTs one action on the selection of a list, then reports how many
+// failed and why.
+async function bulk(kind, action, items, view) {
+  if (items.length === 0) return;
+  const body = kind === "tasks" ? { names: items } : { ids: items };
+  try {
+    const r = await api("POST", `/api/bulk/${kind}/${action}`, body);
+    const failed = r.results.filter((x) => x.error);
+    if (failed.length) showError(`${action}: ${failed.length} of ${items.length} failed: ` + failed.map((x) => `${x.name || x.id}: ${x.error}`).join("; "));
+    else showError("");
+    showNotice(`${action}: ${items.length - failed.length} of ${items.length} done`);
+    view.picked.clear();
+  } catch (e) {
+    showError(`${action}: ${e.message}`);
+  }
+  await refresh();
+}
+
 function button(action, label, path, what) {
+  if (readOnly) return null;
   return el("button", { type: "button", "data-action": action, onclick: () => act(path, what) }, label);
+}
+
+function pick(view, key) {
+  if (readOnly) return null;
+  const box = el("input", { type: "checkbox", class: "pick", "data-pick": key, checked: view.picked.has(key) });
+  box.addEventListener("change", () => {
+    if (box.checked) view.picked.add(key); else view.picked.delete(key);
+    renderBulk();
+  });
+  return el("td", { class: "select" }, box);
 }
 
 function fill(tbody, rows, cols, empty) {
@@ -135,13 +188,15 @@ function renderCounts(c) {
 }
 
 function renderTasks(tasks) {
+  const cols = readOnly ? 10 : 11;
   const rows = tasks.map((t) => {
     const enc = encodeURIComponent(t.name);
     const actions = el("td", { class: "actions" });
-    if (t.status === "active") actions.append(button("pause", "Pause", `/api/tasks/${enc}/pause`, `pause ${t.name}`));
-    else actions.append(button("resume", "Resume", `/api/tasks/${enc}/resume`, `resume ${t.name}`));
-    actions.append(button("trigger", "Run now", `/api/tasks/${enc}/trigger`, `trigger ${t.name}`));
-    if (t.status !== "disabled") actions.append(button("disable", "Disable", `/api/tasks/${enc}/disable`, `disable ${t.name}`));
+    if (t.status === "active") actions.append(button("pause", "Pause", `/api/tasks/${enc}/pause`, `pause ${t.name}`) || "");
+    else actions.append(button("resume", "Resume", `/api/tasks/${enc}/resume`, `resume ${t.name}`) || "");
+    actions.append(button("trigger", "Run now", `/api/tasks/${enc}/trigger`, `run ${t.name} now`) || "");
+    if (t.status !== "disabled") actions.append(button("disable", "Disable", `/api/tasks/${enc}/disable`, `disable ${t.name}`) || "");
+    if (editable && t.source === "dynamic") actions.append(el("button", { type: "button", "data-action": "edit", onclick: () => openForm(t) }, "Edit"));
     const last = el("td", {});
     if (t.last_outcome) {
       last.append(badge("oc-" + t.last_outcome, t.last_outcome, t.last_error || undefined), " ",
@@ -153,6 +208,7 @@ function renderTasks(tasks) {
     const status = el("td", { class: "status" }, badge("st-" + t.status, t.status));
     if (t.running > 0) status.append(" ", badge("running", "running", t.locked_by ? "lock held by " + t.locked_by : undefined));
     return el("tr", { "data-task": t.name, class: selected === t.name ? "selected" : null },
+      pick(taskView, t.name),
       el("td", {}, el("span", { class: "task-name", onclick: () => selectTask(t.name), title: t.class || t.type }, t.name),
         t.source === "dynamic" ? el("div", { class: "sub" }, "run-time task · " + t.type) : null),
       status,
@@ -164,9 +220,10 @@ function renderTasks(tasks) {
       el("td", { class: "num" }, t.runs),
       el("td", { class: "num" }, t.failures),
       el("td", { class: "num" }, t.skips),
-      actions);
+      readOnly ? null : actions);
   });
-  fill(document.querySelector("#tasks tbody"), rows, 10, "No tasks: start a scheduler.");
+  const filtered = taskView.match || taskView.status || taskView.type;
+  fill(document.querySelector("#tasks tbody"), rows, cols, filtered ? "No task matches." : "No tasks: start a scheduler.");
 }
 
 function payload(p) {
@@ -174,42 +231,73 @@ function payload(p) {
   return el("span", { class: "payload", title: s }, s);
 }
 
-function renderJobs(jobs, dead) {
-  fill(document.querySelector("#jobs tbody"), (jobs || []).map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, el("code", {}, j.id), j.unique ? el("div", { class: "sub unique", title: "unique identity" }, "unique " + j.unique) : null),
-    el("td", {}, j.task),
-    el("td", {}, badge(j.state === "running" ? "running" : "st-active", j.state)),
-    el("td", {}, j.state === "running"
-      ? el("span", { class: "sub" }, "lease until " + fmtTime(j.lease_until))
-      : el("span", { "data-iso": j.due, "data-rel": "countdown", class: "countdown", title: fmtTime(j.due) }, countdown(j.due))),
-    el("td", { class: "waiting" }, j.waiting || ""),
-    el("td", { class: "num" }, j.attempts),
-    el("td", {}, j.owner || ""),
-    el("td", {}, payload(j.payload)),
-    el("td", {}, j.state === "pending" ? button("cancel", "Cancel", `/api/jobs/${encodeURIComponent(j.id)}/cancel`, `cancel ${j.id}`) : null))),
-  9, "No pending or running jobs.");
-  fill(document.querySelector("#dead tbody"), (dead || []).map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, el("code", {}, j.id)),
-    el("td", {}, j.task),
-    el("td", {}, fmtTime(j.failed)),
-    el("td", { class: "num" }, j.attempts),
-    el("td", {}, el("span", { class: "err", title: j.error }, j.error)),
-    el("td", {}, payload(j.payload)),
-    el("td", {}, button("retry", "Retry", `/api/jobs/${encodeURIComponent(j.id)}/retry`, `retry ${j.id}`)))),
-  7, "No dead jobs.");
+function renderJobs(jobs) {
+  const st = jobView.state;
+  const cols = readOnly ? 8 : 9;
+  fill(document.querySelector("#jobs tbody"), jobs.map((j) => {
+    let when, extra;
+    if (j.state === "running") {
+      when = el("span", { class: "sub" }, "lease until " + fmtTime(j.lease_until));
+      extra = j.owner || "";
+    } else if (j.state === "dead") {
+      when = el("span", { title: fmtTime(j.failed), "data-iso": j.failed, "data-rel": "ago" }, ago(j.failed));
+      extra = el("span", { class: "err", title: j.error }, j.error);
+    } else {
+      when = el("span", { "data-iso": j.due, "data-rel": "countdown", class: "countdown", title: fmtTime(j.due) }, countdown(j.due));
+      extra = j.waiting || "";
+    }
+    let action = null;
+    if (j.state === "pending") action = button("cancel", "Cancel", `/api/jobs/${encodeURIComponent(j.id)}/cancel`, `cancel ${j.id}`);
+    if (j.state === "dead") action = button("retry", "Retry", `/api/jobs/${encodeURIComponent(j.id)}/retry`, `retry ${j.id}`);
+    return el("tr", { "data-job": j.id },
+      st === "running" ? (readOnly ? null : el("td", { class: "select" })) : pick(jobView, j.id),
+      el("td", {}, el("code", {}, j.id), j.unique ? el("div", { class: "sub unique", title: "unique identity" }, "unique " + j.unique) : null),
+      el("td", {}, j.task),
+      el("td", {}, badge(j.state === "running" ? "running" : j.state === "dead" ? "oc-failed" : "st-active", j.state)),
+      el("td", {}, when),
+      el("td", { class: j.state === "pending" ? "waiting" : "detail" }, extra),
+      el("td", { class: "num" }, j.attempts),
+      el("td", {}, payload(j.payload)),
+      readOnly ? null : el("td", {}, action));
+  }), cols, jobView.type ? `No ${st} job of type ${jobView.type}.` : `No ${st} jobs.`);
+  document.getElementById("jobs-detail").textContent = { pending: "Waiting", running: "Process", dead: "Error" }[st];
+  document.getElementById("jobs-when").textContent = { pending: "Due", running: "Lease", dead: "Failed" }[st];
+}
+
+function renderBulk() {
+  if (readOnly) return;
+  const nt = taskView.picked.size, nj = jobView.picked.size;
+  document.getElementById("tasks-picked").textContent = nt ? `${nt} selected` : "";
+  document.getElementById("jobs-picked").textContent = nj ? `${nj} selected` : "";
+  for (const b of document.querySelectorAll("#tasks-bulk button")) b.disabled = nt === 0;
+  for (const b of document.querySelectorAll("#jobs-bulk button")) {
+    const fits = (b.dataset.bulk === "cancel" && jobView.state === "pending") || (b.dataset.bulk === "retry" && jobView.state === "dead");
+    b.hidden = !fits;
+    b.disabled = nj === 0;
+  }
+}
+
+function renderPager(prefix, view) {
+  document.getElementById(prefix + "-prev").disabled = view.back.length === 0;
+  document.getElementById(prefix + "-next").disabled = !view.next;
+  document.getElementById(prefix + "-page").textContent = `page ${view.back.length + 1}`;
 }
 
 function renderProcesses(procs) {
-  fill(document.querySelector("#processes tbody"), (procs || []).map((p) => el("tr", { "data-process": p.id },
-    el("td", {}, el("code", {}, p.id)),
-    el("td", {}, p.host),
-    el("td", { class: "num" }, p.pid),
-    el("td", {}, p.version || ""),
-    el("td", {}, fmtTime(p.started)),
-    el("td", {}, el("span", { "data-iso": p.last_beat, "data-rel": "ago" }, ago(p.last_beat))),
-    el("td", { class: "num" }, p.running),
-    el("td", {}, p.alive ? badge("alive", "alive") : badge("dead-proc", "silent"), p.master ? " " : null, p.master ? badge("master", "master") : null))),
-  8, "No scheduler process is running.");
+  fill(document.querySelector("#processes tbody"), (procs || []).map((p) => {
+    const age = p.last_beat ? serverNow() - Date.parse(p.last_beat) : null;
+    const types = p.types || [];
+    return el("tr", { "data-process": p.id },
+      el("td", {}, el("code", {}, p.id)),
+      el("td", {}, p.host),
+      el("td", { class: "num" }, p.pid),
+      el("td", {}, p.version || ""),
+      el("td", {}, fmtTime(p.started)),
+      el("td", {}, el("span", { class: "beat", "data-iso": p.last_beat, "data-rel": "ago" }, age === null ? "" : ago(p.last_beat))),
+      el("td", { class: "num" }, p.running),
+      el("td", { class: "roles", title: types.join(", ") }, types.length ? `${types.length} types: ${types.slice(0, 4).join(", ")}${types.length > 4 ? ", …" : ""}` : `${p.tasks} types`),
+      el("td", { class: "health" }, p.alive ? badge("alive", "alive") : badge("dead-proc", "silent"), p.master ? " " : null, p.master ? badge("master", "master") : null));
+  }), 9, "No scheduler process is running.");
 }
 
 async function selectTask(name) {
@@ -217,7 +305,7 @@ async function selectTask(name) {
   document.getElementById("history-task").textContent = name;
   document.getElementById("history-section").hidden = false;
   await renderHistory();
-  if (data) renderTasks(data.tasks || []);
+  renderTasks(lastTasks);
 }
 
 async function renderHistory() {
@@ -248,19 +336,101 @@ function tick() {
   document.getElementById("clock").textContent = fmtTime(new Date(serverNow()).toISOString());
 }
 
-let refreshing = false;
+// glob makes the search box's text a Redis MATCH pattern: text with no
+// wildcard matches anywhere in the name.
+function glob(text) {
+  if (!text) return "";
+  if (/[*?[]/.test(text)) return text;
+  return "*" + text.replace(/\\/g, "\\\\") + "*";
+}
+
+function taskQuery() {
+  const q = new URLSearchParams({ limit: pageSize });
+  if (taskView.cursor) q.set("cursor", taskView.cursor);
+  if (taskView.match) q.set("match", glob(taskView.match));
+  if (taskView.status) q.set("status", taskView.status);
+  if (taskView.type) q.set("type", taskView.type);
+  return "/api/page/tasks?" + q;
+}
+
+function jobQuery() {
+  const q = new URLSearchParams({ state: jobView.state, limit: pageSize });
+  if (jobView.cursor) q.set("cursor", jobView.cursor);
+  if (jobView.type) q.set("type", jobView.type);
+  return "/api/page/jobs?" + q;
+}
+
+// chart draws one minute chart: for each minute, stacked bars (series of
+// [field, class]), and a line of the field line; the scale's top is
+// labelled with fmt.
+function chart(id, minutes, bars, line, fmt) {
+  const ns = "http://www.w3.org/2000/svg";
+  const w = 600, h = 90, top = 12, bottom = 14, left = 2;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "chart-svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  const total = (m) => bars.reduce((s, [f]) => s + m[f], 0);
+  const max = Math.max(1, ...minutes.map((m) => Math.max(total(m), line ? m[line] : 0)));
+  const bw = (w - left) / minutes.length;
+  const y = (v) => h - bottom - (v / max) * (h - top - bottom);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  add("line", { x1: 0, x2: w, y1: h - bottom, y2: h - bottom });
+  minutes.forEach((m, i) => {
+    let base = 0;
+    for (const [f, cls] of bars) {
+      if (!m[f]) continue;
+      const r = add("rect", { class: cls, x: (left + i * bw + 0.5).toFixed(1), width: Math.max(1, bw - 1).toFixed(1),
+        y: y(base + m[f]).toFixed(1), height: (y(base) - y(base + m[f])).toFixed(1), "data-minute": i });
+      const title = document.createElementNS(ns, "title");
+      title.textContent = `${fmtTime(m.minute).slice(11, 16)}: ${bars.map(([bf]) => `${bf} ${m[bf]}`).join(", ")}`;
+      r.append(title);
+      base += m[f];
+    }
+  });
+  if (line) {
+    const pts = minutes.map((m, i) => `${(left + i * bw + bw / 2).toFixed(1)},${y(m[line]).toFixed(1)}`);
+    add("polyline", { points: pts.join(" ") });
+  }
+  add("text", { class: "axis", x: 2, y: 10 }, fmt(max));
+  add("text", { class: "axis", x: 2, y: h - 2 }, minutes.length ? fmtTime(minutes[0].minute).slice(11, 16) : "");
+  add("text", { class: "axis", x: w - 2, y: h - 2, "text-anchor": "end" }, "now");
+  document.getElementById(id).replaceChildren(svg);
+}
+
+function renderCharts(minutes) {
+  const ms = minutes.map((m) => ({ ...m, ok: m.fires - m.failed, jobs_ok: m.jobs - m.job_failed }));
+  chart("chart-fires", ms, [["ok", "ok"], ["failed", "fail"]], null, (v) => `${v} runs`);
+  chart("chart-lag", ms, [["lag_max_ms", "max"]], "lag_avg_ms", (v) => fmtDuration(v));
+  chart("chart-jobs", ms, [["jobs_ok", "ok"], ["job_failed", "fail"]], null, (v) => `${v} attempts`);
+}
+
+let refreshing = false, again = false;
 async function refresh() {
-  if (refreshing) return;
+  if (refreshing) { again = true; return; }
   refreshing = true;
   try {
     const t0 = Date.now();
-    data = await api("GET", "/api/overview");
+    const [counts, tasks, jobs, stats] = await Promise.all([api("GET", "/api/counts"), api("GET", taskQuery()), api("GET", jobQuery()), api("GET", "/api/stats")]);
     const rtt = Date.now() - t0;
-    offset = Date.parse(data.counts.now) - (t0 + rtt / 2);
-    renderCounts(data.counts);
-    renderTasks(data.tasks || []);
-    renderJobs(data.jobs, data.dead);
-    renderProcesses(data.processes);
+    offset = Date.parse(counts.counts.now) - (t0 + rtt / 2);
+    renderCounts(counts.counts);
+    lastTasks = tasks.tasks || [];
+    taskView.next = tasks.next_cursor;
+    renderTasks(lastTasks);
+    renderPager("tasks", taskView);
+    jobView.next = jobs.next_cursor;
+    renderJobs(jobs.jobs || []);
+    renderPager("jobs", jobView);
+    renderProcesses(counts.processes);
+    renderCharts(stats.minutes || []);
+    renderBulk();
     await renderHistory();
     document.body.setAttribute("data-loaded", "true");
     if (document.getElementById("error").textContent.startsWith("dashboard:")) showError("");
@@ -269,14 +439,139 @@ async function refresh() {
   } finally {
     refreshing = false;
     tick();
+    if (again) { again = false; refresh(); }
   }
 }
 
+// restart shows a list's first page again (its filters changed).
+function restart(view) {
+  view.cursor = "";
+  view.back = [];
+  view.picked.clear();
+  refresh();
+}
+
+function wirePager(prefix, view) {
+  document.getElementById(prefix + "-next").addEventListener("click", () => {
+    if (!view.next) return;
+    view.back.push(view.cursor);
+    view.cursor = view.next;
+    refresh();
+  });
+  document.getElementById(prefix + "-prev").addEventListener("click", () => {
+    if (view.back.length === 0) return;
+    view.cursor = view.back.pop();
+    refresh();
+  });
+}
+
+function debounce(fn, ms) {
+  let t = null;
+  return () => { clearTimeout(t); t = setTimeout(fn, ms); };
+}
+
+// The run-time task form (with Config.Client): PUT /api/tasks/NAME, the
+// Client's SetTask errors shown in the form.
+function openForm(t) {
+  const f = document.getElementById("task-form");
+  f.reset();
+  document.getElementById("task-form-error").hidden = true;
+  document.getElementById("task-form-title").textContent = t ? `Edit ${t.name}` : "New run-time task";
+  f.elements.name.readOnly = !!t;
+  document.getElementById("task-remove").hidden = !t;
+  if (t) {
+    f.elements.name.value = t.name;
+    f.elements.type.value = t.type;
+    f.elements.expression.value = t.expression;
+    f.elements.tz.value = t.tz || "";
+    f.elements.status.value = t.status;
+    f.elements.timeout.value = t.timeout_ms ? Math.round(t.timeout_ms / 1000) : "";
+    f.elements.misfire.value = t.misfire || "";
+    f.elements.concurrent.checked = t.concurrent;
+    f.elements.params.value = t.params === undefined ? "" : JSON.stringify(t.params);
+  }
+  f.hidden = false;
+  f.elements[t ? "expression" : "name"].focus();
+}
+
+function formError(msg) {
+  const box = document.getElementById("task-form-error");
+  box.textContent = msg;
+  box.hidden = !msg;
+}
+
+async function saveForm(ev) {
+  ev.preventDefault();
+  const f = document.getElementById("task-form");
+  const v = (n) => f.elements[n].value.trim();
+  const body = { type: v("type"), expression: v("expression"), tz: v("tz"), status: v("status"), misfire: v("misfire"),
+    concurrent: f.elements.concurrent.checked };
+  if (v("timeout")) body.timeout_ms = Number(v("timeout")) * 1000;
+  if (v("params")) {
+    try { body.params = JSON.parse(v("params")); } catch (e) { formError(`params: not JSON: ${e.message}`); return; }
+  }
+  try {
+    const t = await api("PUT", `/api/tasks/${encodeURIComponent(v("name"))}`, body);
+    f.hidden = true;
+    showNotice(`saved ${t.name}: next run ${fmtTime(t.next_run)}`);
+    await refresh();
+  } catch (e) {
+    formError(e.message);
+  }
+}
+
+async function removeTask() {
+  const name = document.getElementById("task-form").elements.name.value;
+  try {
+    await api("DELETE", `/api/tasks/${encodeURIComponent(name)}`);
+    document.getElementById("task-form").hidden = true;
+    showNotice(`removed ${name}`);
+    await refresh();
+  } catch (e) {
+    formError(e.message);
+  }
+}
+
+if (editable) {
+  document.getElementById("task-new").addEventListener("click", () => openForm(null));
+  document.getElementById("task-form").addEventListener("submit", saveForm);
+  document.getElementById("task-cancel").addEventListener("click", () => { document.getElementById("task-form").hidden = true; });
+  document.getElementById("task-remove").addEventListener("click", removeTask);
+}
+document.body.classList.toggle("read-only", readOnly);
 document.getElementById("history-close").addEventListener("click", () => {
   selected = null;
   document.getElementById("history-section").hidden = true;
-  if (data) renderTasks(data.tasks || []);
+  renderTasks(lastTasks);
 });
+const search = document.getElementById("task-search");
+search.addEventListener("input", debounce(() => { taskView.match = search.value.trim(); restart(taskView); }, 250));
+document.getElementById("task-status").addEventListener("change", (e) => { taskView.status = e.target.value; restart(taskView); });
+const taskType = document.getElementById("task-type");
+taskType.addEventListener("input", debounce(() => { taskView.type = taskType.value.trim(); restart(taskView); }, 250));
+document.getElementById("job-state").addEventListener("change", (e) => { jobView.state = e.target.value; restart(jobView); });
+const jobType = document.getElementById("job-type");
+jobType.addEventListener("input", debounce(() => { jobView.type = jobType.value.trim(); restart(jobView); }, 250));
+wirePager("tasks", taskView);
+wirePager("jobs", jobView);
+for (const b of document.querySelectorAll("#tasks-bulk button")) {
+  b.addEventListener("click", () => bulk("tasks", b.dataset.bulk, [...taskView.picked], taskView));
+}
+for (const b of document.querySelectorAll("#jobs-bulk button")) {
+  b.addEventListener("click", () => bulk("jobs", b.dataset.bulk, [...jobView.picked], jobView));
+}
+for (const [all, view] of [["tasks-all", taskView], ["jobs-all", jobView]]) {
+  const box = document.getElementById(all);
+  if (!box) continue;
+  box.addEventListener("change", () => {
+    const table = all === "tasks-all" ? "#tasks" : "#jobs";
+    for (const b of document.querySelectorAll(`${table} tbody input.pick`)) {
+      b.checked = box.checked;
+      if (box.checked) view.picked.add(b.dataset.pick); else view.picked.delete(b.dataset.pick);
+    }
+    renderBulk();
+  });
+}
 refresh();
 setInterval(refresh, 2000);
 setInterval(tick, 250);

@@ -422,6 +422,9 @@ type RunFinish struct {
 	Record     string
 	Once       bool
 	Slots      string
+	// LagMS is how late the run started: its start minus its scheduled
+	// instant (for the per-minute stats; negative counts 0).
+	LagMS int64
 }
 
 // finishRunsScript records a batch of completed runs, each as the former
@@ -438,16 +441,19 @@ type RunFinish struct {
 // A run with a fire slot (max_running) leaves its fire slot key too (one
 // ZREM per key; a key of the wrong type is left alone).
 //
+// Last, it adds the batch to the current minute of stats:min (fires,
+// failed, lag_sum, lag_max; see minute.go).
+//
 // KEYS: running, queue, tasks, then per run: task, lock, run, history;
-// then the fire slot keys; last, alive (of the wrong type: no run lease is
-// removed)
+// then the fire slot keys; then stats:min; last, alive (of the wrong type:
+// no run lease is removed)
 // ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
 // outcome, error, duration_ms, record_json ("" when the history would trim
 // it anyway), once, member, slot (1-based index of its fire slot key, 0:
-// none)
+// none); then the batch's lag sum and largest lag (ms)
 // Returns one code per run: 1, or 2 when the history key holds a foreign
 // value (the run's record was not written).
-var finishRunsScript = redis.NewScript(luaNow + luaHistory + `
+var finishRunsScript = redis.NewScript(luaNow + luaHistory + luaMinute + `
 want_type(KEYS[1], 'set')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
@@ -461,7 +467,7 @@ local function plus_one(v)
   if #v <= 15 and (v == '0' or string.match(v, '^-?[1-9]%d*$')) then return tonumber(v) + 1 end
   return nil
 end
-local n = (#ARGV - 2) / 9
+local n = (#ARGV - 4) / 9
 local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ids, runs, locks, slotted = {}, {}, {}, {}
 for i = 0, n - 1 do
@@ -527,10 +533,12 @@ for _, hist in ipairs(order) do
   if ok and #r > 0 then ok = push_history(hist, r[#r], limit, age) end
   if not ok then foreign[hist] = true end
 end
-local out = {}
+local out, nfailed = {}, 0
 for i = 0, n - 1 do
   out[i + 1] = foreign[KEYS[7 + 4 * i]] and 2 or 1
+  if ARGV[5 + 9 * i] ~= 'ok' then nfailed = nfailed + 1 end
 end
+minute_add(KEYS[#KEYS - 1], {fires = n, failed = nfailed, lag_sum = tonumber(ARGV[#ARGV - 1])}, tonumber(ARGV[#ARGV]))
 return out
 `)
 
@@ -568,7 +576,14 @@ func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFini
 	for _, t := range slots {
 		keys = append(keys, r.k.FireSlots(t))
 	}
-	keys = append(keys, r.k.Alive())
+	var lagSum, lagMax int64
+	for _, f := range runs {
+		lag := max(f.LagMS, 0)
+		lagSum += lag
+		lagMax = max(lagMax, lag)
+	}
+	args = append(args, lagSum, lagMax)
+	keys = append(keys, r.k.StatsMinute(), r.k.Alive())
 	codes, err := finishRunsScript.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, err

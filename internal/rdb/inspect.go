@@ -26,6 +26,14 @@ func (r *RDB) TaskNames(ctx context.Context) ([]string, error) {
 	return r.c.SMembers(ctx, r.k.Tasks()).Result()
 }
 
+// ScanTaskNames reads one SSCAN step of the tasks set: about count task
+// keys from cursor (0 starts), those matching the glob pattern match (""
+// matches all), and the cursor of the next step (0 after the last). Redis
+// returns a small set (one stored as a listpack) whole in one step.
+func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Tasks(), cursor, match, count).Result()
+}
+
 // TaskRead is one task as an operator reads it: its hash (empty when there
 // is none), its queue score (Queued false when it is not queued) and the
 // value of its lock ("" when not held).

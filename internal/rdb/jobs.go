@@ -445,9 +445,12 @@ type AckBatch struct {
 // unique identity marks it in jobs:failed, which the job's end deletes
 // too (see luaUniqueHeld).
 //
+// Last, it adds the batch's finished attempts (ok, retry, dead) to the
+// current minute of stats:min (jobs, job_failed; see minute.go).
+//
 // KEYS: jobs, jobs:data, jobs:attempt, jobs:lease, jobs:owner, dead,
 // dead:data, stats, jobs:first, then the history key of each type in the
-// batch, then the slots keys, then jobs:failed (last)
+// batch, then the slots keys, then stats:min, then jobs:failed (last)
 // ARGV: dead_limit, history_limit, history_age_ms, n_plain, n, n_types,
 // n_claims; then n_plain groups of id, type (1-based index into the types),
 // claim (1-based index into the claims), of plain ok acks (no history
@@ -462,7 +465,7 @@ type AckBatch struct {
 // prefix. (A capped type's running slots are not the ack's: see "The
 // limits of a claim" in limits.go.)
 // Returns the ids of deliveries that were no longer ours.
-var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + `
+var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + luaMinute + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')
@@ -564,6 +567,11 @@ for t = 1, ntypes do
   end
   if recs[t] then push_history_many(KEYS[9 + t], recs[t], tonumber(ARGV[2]), tonumber(ARGV[3])) end
 end
+local njobs, nfailed = 0, 0
+for t = 1, ntypes do
+  njobs, nfailed = njobs + (runs[t] or 0), nfailed + (fails[t] or 0)
+end
+minute_add(KEYS[#KEYS - 1], {jobs = njobs, job_failed = nfailed})
 return lost
 `)
 
@@ -626,7 +634,7 @@ func (r *RDB) AckJobs(ctx context.Context, b AckBatch) (lost []string, err error
 	}
 	args = append(args, levels...)
 	args = append(args, r.k.Prefix())
-	keys = append(keys, r.k.Failed())
+	keys = append(keys, r.k.StatsMinute(), r.k.Failed())
 	lost, err = ackJobsScript.Run(ctx, r.c, keys, args...).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		err = nil

@@ -36,6 +36,7 @@ import (
 //	P unique:<identity> STR "<job id>|<expiry ms>": the job holding a unique identity (UniqueKey; no TTL: SweepUnique removes it)
 //	P unique           ZSET identity -> when SweepUnique next looks at it (unix ms): the index of the unique:<identity> keys
 //	P stats            HASH "<type>:runs", "<type>:failures" totals of job types
+//	P stats:min        HASH "<m mod 60>" -> minute m (unix ms / 60000), "<m mod 60>:<counter>" -> its count: the last hour's task fires, failures, lag and job attempts (minute.go); at most 420 fields
 //	P sweep            HASH repair kind -> how many the master's invariant sweep repaired (sweep.go)
 //	P meta             HASH  written at first registration; its loss means Redis lost its data
 //	P slots:<type>     HASH process id -> "n|deadline_ms": the running slots it holds of a type with max_running, until (Redis time)
@@ -170,6 +171,9 @@ func (k Keys) DeadData() string { return k.prefix + "dead:data" }
 
 // Stats is the key P "stats".
 func (k Keys) Stats() string { return k.prefix + "stats" }
+
+// StatsMinute is the key P "stats:min".
+func (k Keys) StatsMinute() string { return k.prefix + "stats:min" }
 
 // Sweep is the key P "sweep".
 func (k Keys) Sweep() string { return k.prefix + "sweep" }

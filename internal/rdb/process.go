@@ -289,12 +289,6 @@ func (r *RDB) ForgetTask(ctx context.Context, task string) error {
 	return r.c.SRem(ctx, r.k.Unqueued(), task).Err()
 }
 
-// ScanTaskNames reads a page of the tasks set (SSCAN from cursor, about
-// count names) and returns the cursor of the next page, 0 at the end.
-func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
-	return r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
-}
-
 // DropUnqueued takes tasks found queued out of the unqueued set.
 func (r *RDB) DropUnqueued(ctx context.Context, tasks []string) error {
 	if len(tasks) == 0 {
@@ -307,8 +301,9 @@ func (r *RDB) DropUnqueued(ctx context.Context, tasks []string) error {
 	return r.c.SRem(ctx, r.k.Unqueued(), args...).Err()
 }
 
-// ScanUnqueued reads a page of the unqueued set (Keys.Unqueued), as
-// ScanTaskNames does the tasks set.
+// ScanUnqueued reads a page of the unqueued set (Keys.Unqueued): about
+// count names from cursor (0 starts), and the cursor of the next page (0
+// after the last).
 func (r *RDB) ScanUnqueued(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
 	return r.c.SScan(ctx, r.k.Unqueued(), cursor, "", count).Result()
 }

@@ -752,6 +752,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Dead():        "zset",
 		k.DeadData():    "hash",
 		k.Stats():       "hash",
+		k.StatsMinute(): "hash",
 		k.Sweep():       "hash",
 		k.Meta():        "hash",
 		k.UniqueIndex(): "zset",
