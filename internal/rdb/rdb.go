@@ -54,20 +54,39 @@ func isNoScript(err error) bool {
 }
 
 // pipelined runs fill in a pipeline and executes it. If the server lost
-// its script cache (a restart), it loads scripts and runs once more. fill
-// must queue the same commands on every call; the commands of the last
-// execution are what it returned.
+// its script cache (a restart), it loads scripts and sends again only the
+// commands that found their script missing (NOSCRIPT), in a second
+// pipeline, so no command runs twice: another connection may load a script
+// while the pipeline runs, and the calls after that point ran already. The
+// commands fill returned carry their final replies.
 func pipelined[T any](ctx context.Context, c redis.UniversalClient, scripts []*redis.Script, fill func(redis.Pipeliner) T) (T, error) {
-	var out T
-	for attempt := 0; ; attempt++ {
-		pipe := c.Pipeline()
-		out = fill(pipe)
-		_, err := pipe.Exec(ctx)
-		if !isNoScript(err) || attempt > 0 {
-			return out, err
-		}
-		if lerr := loadScripts(ctx, c, scripts...); lerr != nil {
-			return out, lerr
+	pipe := c.Pipeline()
+	out := fill(pipe)
+	cmds, err := pipe.Exec(ctx)
+	if !isNoScript(err) {
+		return out, err
+	}
+	if lerr := loadScripts(ctx, c, scripts...); lerr != nil {
+		return out, lerr
+	}
+	again := c.Pipeline()
+	for _, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			cmd.SetErr(nil)
+			_ = again.Process(ctx, cmd)
 		}
 	}
+	if _, err := again.Exec(ctx); err != nil && !isReplyOnly(err) {
+		return out, err
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
+
+// isReplyOnly reports whether err is an error reply of one command (which
+// that command carries), not a failure to reach the server.
+func isReplyOnly(err error) bool { return IsReplyError(err) || errors.Is(err, redis.Nil) }

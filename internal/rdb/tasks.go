@@ -372,43 +372,18 @@ type scriptCall struct {
 	args []any
 }
 
-// evalEach runs script once per call in one pipeline, then, after loading
-// the script, sends again only the calls that found it missing (NOSCRIPT:
-// a first use, or a restarted server). pipelined re-sends the whole
-// pipeline instead, and another connection may load the script while the
-// pipeline runs, so calls after that point ran already: a second run of a
-// RemoveTasks batch would report its keys absent. A call here runs at most
-// once.
+// evalEach runs script once per call in one pipeline (pipelined: after
+// NOSCRIPT only the calls that found the script missing are sent again,
+// so a call runs at most once). Each command carries its own reply or
+// error.
 func evalEach(ctx context.Context, c redis.UniversalClient, script *redis.Script, calls []scriptCall) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(calls))
-	run := func(idx []int) {
-		pipe := c.Pipeline()
-		for _, i := range idx {
-			cmds[i] = script.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
-		}
-		_, _ = pipe.Exec(ctx) // each command carries its error
-	}
-	all := make([]int, len(calls))
-	for i := range all {
-		all[i] = i
-	}
-	run(all)
-	var missing []int
-	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			missing = append(missing, i)
-		}
-	}
-	if len(missing) == 0 {
-		return cmds
-	}
-	if err := script.Load(ctx, c).Err(); err != nil {
-		for _, i := range missing {
-			cmds[i].SetErr(fmt.Errorf("load script: %w", err))
+	cmds, _ := pipelined(ctx, c, []*redis.Script{script}, func(pipe redis.Pipeliner) []*redis.Cmd {
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, call := range calls {
+			cmds[i] = script.EvalSha(ctx, pipe, call.keys, call.args...)
 		}
 		return cmds
-	}
-	run(missing)
+	})
 	return cmds
 }
 
