@@ -31,7 +31,7 @@
 //	    300ms runs of the non-concurrent task, whose lock the run lease
 //	    (-run-lease) frees: the next fire elsewhere within 2 s.
 //	s6  schedules: -schedules run-time recurring tasks (every:1h, one type,
-//	    small params) registered with SetTask from 32 goroutines: the rate
+//	    small params) registered with SetTasks (calls of 10,000): the rate
 //	    and the Redis memory per task (INFO used_memory delta / N, and again
 //	    once each fired); then all made due at one instant and drained by
 //	    -schedule-procs worker processes: drain rate, lag, missed and
