@@ -10,8 +10,8 @@
 // click; its buttons pause, resume, trigger, cancel and retry, one or a
 // selection at once. It searches and filters tasks (name, status, type)
 // and jobs (state, type), a page at a time, charts the last hour per
-// minute (Inspector.MinuteStats), and, given a Config.Client, creates and
-// edits run-time tasks in a form. It reads
+// minute (Inspector.MinuteStats), and creates, edits and removes run-time
+// tasks in a form (unless read-only). It reads
 // Redis only through the crontab.Inspector it is given: it needs no task code.
 //
 // # API
@@ -32,8 +32,8 @@
 //	GET  /api/page/jobs                one page of one state's jobs (?state=S&cursor=C&limit=N&type=T)
 //	POST /api/bulk/tasks/{action}      body {"names": [...]}: pause, resume, disable, enable or trigger each
 //	POST /api/bulk/jobs/{action}       body {"ids": [...]}: cancel or retry each
-//	PUT  /api/tasks/{name}             create or replace a run-time task (body TaskForm), with Config.Client
-//	DELETE /api/tasks/{name}           remove a run-time task, with Config.Client
+//	PUT  /api/tasks/{name}             create or replace a run-time task (body TaskForm)
+//	DELETE /api/tasks/{name}           remove a run-time task
 //	GET  /metrics                      Prometheus metrics, when Config.Metrics is set
 //
 // The page polls /api/counts and the pages it shows (Inspector.TaskPage
@@ -115,10 +115,12 @@ type Config struct {
 	// Sparkline is how many recent runs each task's sparkline shows. Zero
 	// means 20.
 	Sparkline int
-	// Client, when set, lets the page create, edit and remove run-time
-	// tasks (Client.SetTask and RemoveTask, which check a task against
-	// the Client's registry: give it the registry of the schedulers).
-	// Nil hides the form; crontab serve, which has no task code, has none.
+	// Client, when set, is what the form writes run-time tasks with
+	// (Client.SetTask and RemoveTask, which check a task against the
+	// Client's registry: give it the registry of the schedulers). Nil
+	// writes them with Inspector.SetTask and RemoveTask, which need no
+	// task code: a type is known when a live process runs it, and params
+	// are checked to be JSON, not decoded into the type (crontab serve).
 	Client *crontab.Client
 	// ReadOnly refuses every request that would change something (each
 	// POST answers 403) and hides the page's action buttons.
@@ -276,7 +278,7 @@ func sameHost(origin, host string) bool {
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	err := h.page.Execute(&buf, map[string]any{"CSRF": h.csrf, "Namespace": h.cfg.Namespace, "ReadOnly": h.cfg.ReadOnly,
-		"Editable": h.cfg.Client != nil && !h.cfg.ReadOnly})
+		"Editable": !h.cfg.ReadOnly})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -279,13 +279,10 @@ type TaskForm struct {
 	MaxRunning int             `json:"max_running,omitempty"`
 }
 
-// putTask creates or replaces a run-time task with Client.SetTask, whose
-// validation errors answer 400.
+// putTask creates or replaces a run-time task with Client.SetTask (or,
+// without Config.Client, Inspector.SetTask, which takes the types the live
+// processes run), whose validation errors answer 400.
 func (h *Handler) putTask(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.Client == nil {
-		writeError(w, http.StatusNotImplemented, "this dashboard has no crontab.Client (Config.Client) with the task types: it cannot write run-time tasks")
-		return
-	}
 	var f TaskForm
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
@@ -303,7 +300,11 @@ func (h *Handler) putTask(w http.ResponseWriter, r *http.Request) {
 	if len(f.Params) > 0 && string(f.Params) != "null" {
 		spec.Params = f.Params
 	}
-	if err := h.cfg.Client.SetTask(r.Context(), spec); err != nil {
+	set := h.cfg.Inspector.SetTask
+	if h.cfg.Client != nil {
+		set = h.cfg.Client.SetTask
+	}
+	if err := set(r.Context(), spec); err != nil {
 		if r.Context().Err() != nil {
 			return
 		}
@@ -318,14 +319,15 @@ func (h *Handler) putTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, TaskView(t))
 }
 
-// deleteTask removes a run-time task (Client.RemoveTask).
+// deleteTask removes a run-time task (Client.RemoveTask, or
+// Inspector.RemoveTask without Config.Client).
 func (h *Handler) deleteTask(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.Client == nil {
-		writeError(w, http.StatusNotImplemented, "this dashboard has no crontab.Client (Config.Client): it cannot remove run-time tasks")
-		return
-	}
 	name := r.PathValue("name")
-	if err := h.cfg.Client.RemoveTask(r.Context(), name); err != nil {
+	remove := h.cfg.Inspector.RemoveTask
+	if h.cfg.Client != nil {
+		remove = h.cfg.Client.RemoveTask
+	}
+	if err := remove(r.Context(), name); err != nil {
 		if errors.Is(err, crontab.ErrNotFound) {
 			h.fail(w, r, err)
 			return

@@ -406,24 +406,46 @@ func TestTaskForm(t *testing.T) {
 		t.Error("the page with a Client lacks the task form")
 	}
 
-	for _, cfg := range []dashboard.Config{{Inspector: s.inspector, Token: "t"}, {Inspector: s.inspector, Client: s.client, Token: "t", ReadOnly: true}} {
-		h, err := dashboard.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(h)
-		cl := client{t: t, base: srv.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
-		want := map[bool]int{false: 501, true: 403}[cfg.ReadOnly]
-		if code, body := cl.send("PUT", "/api/tasks/x", `{"type": "send sms", "expression": "every:5m"}`); code != want {
-			t.Errorf("PUT (read-only %v): %d %s, want %d", cfg.ReadOnly, code, body, want)
-		}
-		if code, _ := cl.send("DELETE", "/api/tasks/dyn-000", ""); code != want {
-			t.Errorf("DELETE (read-only %v): %d, want %d", cfg.ReadOnly, code, want)
-		}
-		if _, _, page := cl.do("GET", "/", nil); strings.Contains(page, `id="task-form"`) {
-			t.Errorf("the page (read-only %v) shows the task form", cfg.ReadOnly)
-		}
-		srv.Close()
+	// Without a Client (crontab serve): the form writes through the
+	// Inspector, which knows the types the live processes run.
+	h2, err := dashboard.New(dashboard.Config{Inspector: s.inspector, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(h2)
+	defer srv2.Close()
+	cl2 := client{t: t, base: srv2.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
+	if code, body := cl2.send("PUT", "/api/tasks/no%20code", `{"type": "send sms", "expression": "every:5m", "params": {"to": "+1"}}`); code != 200 {
+		t.Errorf("PUT without a Client: %d %s", code, body)
+	}
+	if got, err := s.inspector.Task(ctx, "no code"); err != nil || got.Expression != "every:5m" {
+		t.Errorf("the task written without a Client: %+v, %v", got, err)
+	}
+	if code, body := cl2.send("PUT", "/api/tasks/bad", `{"type": "export pdf", "expression": "every:5m"}`); code != 400 || !strings.Contains(body, "not registered") {
+		t.Errorf("PUT of a type no live process runs, without a Client: %d %s; want 400", code, body)
+	}
+	if code, body := cl2.send("DELETE", "/api/tasks/no%20code", ""); code != 200 {
+		t.Errorf("DELETE without a Client: %d %s", code, body)
+	}
+	if _, _, page := cl2.do("GET", "/", nil); !strings.Contains(page, `id="task-form"`) {
+		t.Error("the page without a Client lacks the task form")
+	}
+	// Read-only: refused, and no form.
+	ro, err := dashboard.New(dashboard.Config{Inspector: s.inspector, Client: s.client, Token: "t", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv3 := httptest.NewServer(ro)
+	defer srv3.Close()
+	cl3 := client{t: t, base: srv3.URL, hdr: map[string]string{"Authorization": "Bearer t"}}
+	if code, body := cl3.send("PUT", "/api/tasks/x", `{"type": "send sms", "expression": "every:5m"}`); code != 403 {
+		t.Errorf("PUT (read-only): %d %s, want 403", code, body)
+	}
+	if code, _ := cl3.send("DELETE", "/api/tasks/dyn-000", ""); code != 403 {
+		t.Errorf("DELETE (read-only): %d, want 403", code)
+	}
+	if _, _, page := cl3.do("GET", "/", nil); strings.Contains(page, `id="task-form"`) {
+		t.Error("the read-only page shows the task form")
 	}
 	if _, err := s.inspector.Task(ctx, "dyn-000"); err != nil {
 		t.Errorf("dyn-000 after refused DELETEs: %v", err)

@@ -168,3 +168,14 @@ func (*remoteTask) Handle(context.Context) error {
 }
 
 var _ json.Unmarshaler = (*remoteTask)(nil)
+
+// RemoveTask removes a run-time task as Client.RemoveTask does (it needs
+// no task code): an error wrapping ErrNotFound when there is none; a task
+// declared in code cannot be removed.
+func (in *Inspector) RemoveTask(ctx context.Context, key string) error {
+	if in.err != nil {
+		return in.err
+	}
+	c := &Client{db: in.db, reg: NewRegistry(), opts: in.opts}
+	return c.RemoveTask(ctx, key)
+}
