@@ -209,8 +209,9 @@
 //     process: over it, its jobs wait in the queue. A process holds
 //     running slots for the jobs of the type it has claimed and not yet
 //     ended, and runs no more of them at once than it holds; it may hold up
-//     to two jobs per slot (the second waits in the process for a slot), so
-//     a job's end starts the next at once. Its claim asks for slots from its
+//     to eight jobs per slot (the others wait in the process for a slot),
+//     so a job's end starts the next at once, and claims more when half are
+//     left. Its claim asks for slots from its
 //     count of jobs in hand and gives back the rest, so a slot goes to
 //     another process at the holder's next claim.
 //     A dead or stalled process's slots free when its job lease (twice the

@@ -72,7 +72,14 @@ func (jr *jobRunner) claimJobs(ctx context.Context, limit, room int) (int64, int
 			}
 			free += max(0, ahead*l.MaxRunning-int(jr.capped[l.Type].inflight.Load()))
 		}
-		if free < want {
+		if !jr.rated {
+			// Jobs beyond its held slots wait for a slot, not for a
+			// worker (the ones that end start them): the claim takes
+			// its hand, not only its free workers, as far as the
+			// waiting room holds those that start beyond them.
+			want = max(want, min(free, limit+cap(jr.waiting)-len(jr.waiting)))
+		}
+		if free <= want {
 			want, bounded = max(1, free), true
 			limit = min(limit, want)
 		}
@@ -180,7 +187,11 @@ func (jr *jobRunner) jobLimits() []rdb.JobLimit {
 				if jr.capped == nil {
 					jr.capped = map[string]*jobSlots{}
 				}
-				jr.capped[c.Name] = &jobSlots{}
+				ahead := int64(rdb.JobSlotsAhead)
+				if c.Rate.N > 0 {
+					ahead = 1 // a rated type's claim is its start: none waits for a slot
+				}
+				jr.capped[c.Name] = &jobSlots{ahead: ahead}
 				jr.cappedTypes = append(jr.cappedTypes, c.Name)
 			}
 			jr.rated = jr.rated || c.Rate.N > 0

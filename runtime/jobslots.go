@@ -23,15 +23,27 @@ import (
 //     times held, less inflight: so a job's end starts the next one at
 //     once, without a claim's round trip;
 //   - ownFull: the last claim left jobs of the type because this process
-//     held all it may: once its hand is down to its held slots, a job's end
-//     has the dispatch loop claim at once.
+//     held all it may: once its hand is down to half of that (refill), a
+//     job's end has the dispatch loop claim at once, and the claim is
+//     under way while the other half runs.
 type jobSlots struct {
 	held     atomic.Int64
+	ahead    int64 // jobs in hand per held slot: rdb.JobSlotsAhead, 1 for a type with a rate too
 	running  atomic.Int64
 	inflight atomic.Int64
 	ownFull  atomic.Bool
 	mu       sync.Mutex
 	queue    []*jobRun // claimed jobs waiting for a held slot, oldest first
+}
+
+// refill is the hand (inflight) at or below which, when the last claim
+// left jobs of the type for want of this process's slots, it claims again:
+// half the jobs it may hold (ahead per held slot), and no less than its
+// held slots. So the next claim is under way while half its hand still
+// runs, and takes the other half.
+func (s *jobSlots) refill() int64 {
+	h := s.held.Load()
+	return max(h, h*s.ahead/2)
 }
 
 // tryRun takes one of the held slots for a job about to start: false when
@@ -121,7 +133,7 @@ func (jr *jobRunner) holdSlots(claimed []*jobRun, limits []rdb.JobLimit, held ma
 		}
 		full := filled || slices.Contains(ownFull, l.Type)
 		s.ownFull.Store(full)
-		if full && s.inflight.Load() < int64(l.InFlight)+took[s] {
+		if full && s.inflight.Load() < int64(l.InFlight)+took[s] && s.inflight.Load() <= s.refill() {
 			ended = true
 		}
 	}
@@ -143,7 +155,7 @@ func (jr *jobRunner) freeSlot(j *jobRun) {
 		j.runs = false
 		s.running.Add(-1)
 	}
-	if s.inflight.Add(-1) <= s.held.Load() && s.ownFull.Load() {
+	if s.inflight.Add(-1) <= s.refill() && s.ownFull.Load() {
 		jr.reclaim.Store(true)
 		select {
 		case jr.kick <- struct{}{}:

@@ -236,3 +236,30 @@ func TestJobSlotsFreedOnceOnEveryPath(t *testing.T) {
 		t.Errorf("after the stop the slots hash has %v, want no field", f)
 	}
 }
+
+// A process whose every type is capped claims its whole hand
+// (JobSlotsAhead per slot, less what it holds) even when that is more than
+// its free workers: the jobs beyond its slots wait in it for a slot, not
+// for a worker. 400 jobs of a type capped at 10, on 12 workers: claims of
+// at most the free workers would take 34 or more; claims of the hand take
+// about 400 / (JobSlotsAhead/2 * 10). The cap holds throughout.
+func TestMaxRunningClaimsTheHandBeyondWorkers(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	name := unique(t)
+	flowTest(name)
+	const capN, workers, jobs = 10, 12, 400
+	reg := flowRegistry(t, TaskConfig{MaxRunning: capN})
+	c := NewClient(rdb, reg)
+	enqueueFlow(t, c, jobs, flowJob{Test: name, SleepMS: 1})
+	s, stop := runScheduler(t, rdb, reg, WithWorkers(workers))
+	defer stop()
+	allRanOnce(t, name, jobs, 30*time.Second)
+	if m, _, _ := flowRead(name); m > capN {
+		t.Errorf("at most %d jobs ran at once, want <= %d (max_running)", m, capN)
+	}
+	if n, most := s.jobs.claimSeq.Load(), uint64(jobs/workers/2); n > most {
+		t.Errorf("%d claims for %d jobs, want <= %d: each claim takes the hand (%d per slot), not only the %d workers",
+			n, jobs, most, rdbpkg.JobSlotsAhead, workers)
+	}
+}

@@ -218,8 +218,8 @@ func TestShowFireSlotsAndJobsWait(t *testing.T) {
 	<-s.Ready()
 	client := crontab.NewClient(rdb, reg)
 	var ids []string
-	// max_running 1: one runs, one more waits in the process for its slot
-	// (JobSlotsAhead per slot), the third waits in the queue.
+	// max_running 1: one runs, JobSlotsAhead - 1 more wait in the process
+	// for its slot (JobSlotsAhead per slot), the last waits in the queue.
 	for i := range 1 + rdbpkg.JobSlotsAhead {
 		id, err := client.Enqueue(ctx, holdJob{}, crontab.WithID("resize-"+string(rune('a'+i))))
 		if err != nil {

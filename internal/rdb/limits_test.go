@@ -65,11 +65,20 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	c := srv.Client(t)
 	ctx := context.Background()
 	r := New(c, "ns")
+	// k jobs per slot of 3: p takes 3k, then 2 more, q 2k, p the last 2.
+	const k = JobSlotsAhead
 	var jobs []NewJob
-	for i := range 14 {
+	for i := range 5*k + 4 {
 		jobs = append(jobs, NewJob{ID: fmt.Sprintf("c%02d", i), Envelope: `{"task":"capped"}`, AtMS: int64(1 + i)})
 	}
-	jobs = append(jobs, NewJob{ID: "free", Envelope: `{"task":"free"}`, AtMS: 20})
+	jobs = append(jobs, NewJob{ID: "free", Envelope: `{"task":"free"}`, AtMS: 1000})
+	ids := func(from, to int, more ...string) string {
+		var out []string
+		for i := from; i < to; i++ {
+			out = append(out, fmt.Sprintf("c%02d", i))
+		}
+		return fmt.Sprint(append(out, more...))
+	}
 	if _, err := r.Enqueue(ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +86,7 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 	limits := func(inflight int) []JobLimit { return []JobLimit{{Type: "capped", MaxRunning: 3, InFlight: inflight}} }
 	claim := func(id string, inflight int, types []string) ([]string, int64, []string) {
 		t.Helper()
-		fc, err := r.claimLimited(ctx, id, 10, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
+		fc, err := r.claimLimited(ctx, id, 3*k+4, time.Minute, types, limits(inflight), 100, 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,9 +112,9 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 		return total
 	}
 	now := c.Time(ctx).Val().UnixMilli()
-	ids, next, own := claim("p#1", 0, nil)
-	if fmt.Sprint(ids) != "[c00 c01 c02 c03 c04 c05 free]" {
-		t.Fatalf("p claimed %v, want [c00 c01 c02 c03 c04 c05 free]: 2 jobs per slot of 3", ids)
+	got, next, own := claim("p#1", 0, nil)
+	if fmt.Sprint(got) != ids(0, 3*k, "free") {
+		t.Fatalf("p claimed %v, want %s: %d jobs per slot of 3", got, ids(0, 3*k, "free"), k)
 	}
 	if next < now+150 || next > now+1000 {
 		t.Errorf("next due %d, want about now (%d) + 200ms: a full cap retries soon, not at once", next, now)
@@ -117,44 +126,45 @@ func TestClaimJobsLimitedCapsRunning(t *testing.T) {
 		t.Errorf("p holds %d slots, want 3", n)
 	}
 	// Another process: the cluster is full, not its own slots.
-	ids, _, own = claim("q#1", 0, []string{"capped"})
-	if len(ids) != 0 || len(own) != 0 {
-		t.Fatalf("q claimed %v (own full %v) over the cap, want none (and not its own slots full)", ids, own)
+	got, _, own = claim("q#1", 0, []string{"capped"})
+	if len(got) != 0 || len(own) != 0 {
+		t.Fatalf("q claimed %v (own full %v) over the cap, want none (and not its own slots full)", got, own)
 	}
 	if _, ok := slotFields(t, c, key)["q"]; ok {
 		t.Error("q holds a field for no slot")
 	}
-	// Two of p's jobs ended: with four in hand, it takes two more.
-	ids, _, _ = claim("p#2", 4, []string{"capped"})
-	if fmt.Sprint(ids) != "[c06 c07]" {
-		t.Fatalf("p with 4 in hand claimed %v, want [c06 c07]", ids)
+	// Two of p's jobs ended: with 3k - 2 in hand, it takes two more.
+	got, _, _ = claim("p#2", 3*k-2, []string{"capped"})
+	if fmt.Sprint(got) != ids(3*k, 3*k+2) {
+		t.Fatalf("p with %d in hand claimed %v, want %s", 3*k-2, got, ids(3*k, 3*k+2))
 	}
 	// All but one ended: p's next claim, though of another type, gives
 	// back the slots of jobs it no longer holds, and q takes them.
-	ids, _, _ = claim("p#3", 1, []string{"free"})
-	if len(ids) != 0 {
-		t.Fatalf("p claimed %v, want nothing (no free job due)", ids)
+	got, _, _ = claim("p#3", 1, []string{"free"})
+	if len(got) != 0 {
+		t.Fatalf("p claimed %v, want nothing (no free job due)", got)
 	}
 	if n := slotN(t, c, key, "p", now, time.Minute); n != 1 {
 		t.Errorf("p with 1 in flight holds %d slots, want 1", n)
 	}
-	ids, _, _ = claim("q#2", 0, []string{"capped"})
-	if fmt.Sprint(ids) != "[c08 c09 c10 c11]" {
-		t.Fatalf("q claimed %v, want [c08 c09 c10 c11]: 2 per slot of the 2 left", ids)
+	got, _, _ = claim("q#2", 0, []string{"capped"})
+	if fmt.Sprint(got) != ids(3*k+2, 5*k+2) {
+		t.Fatalf("q claimed %v, want %s: %d per slot of the 2 left", got, ids(3*k+2, 5*k+2), k)
 	}
 	if s := sum(); s != 3 {
 		t.Errorf("live fields sum to %d, want the cap, 3", s)
 	}
-	ids, _, own = claim("p#4", 2, []string{"capped"})
-	if len(ids) != 0 || fmt.Sprint(own) != "[capped]" {
-		t.Fatalf("p claimed %v (own full %v) over the cap, want none and its own slots full", ids, own)
+	// p, its k jobs of its 1 slot in hand, can take none.
+	got, _, own = claim("p#4", k, []string{"capped"})
+	if len(got) != 0 || fmt.Sprint(own) != "[capped]" {
+		t.Fatalf("p claimed %v (own full %v) over the cap, want none and its own slots full", got, own)
 	}
 	// q dies: its field's deadline passes; its slots are not counted and
 	// the field goes.
 	must(t, c.HSet(ctx, key, "q", "2|1").Err())
-	ids, _, _ = claim("p#5", 2, []string{"capped"})
-	if fmt.Sprint(ids) != "[c12 c13]" {
-		t.Fatalf("after q's field expired p claimed %v, want [c12 c13]", ids)
+	got, _, _ = claim("p#5", 2, []string{"capped"})
+	if fmt.Sprint(got) != ids(5*k+2, 5*k+4) {
+		t.Fatalf("after q's field expired p claimed %v, want %s", got, ids(5*k+2, 5*k+4))
 	}
 	if _, ok := slotFields(t, c, key)["q"]; ok {
 		t.Error("q's expired field is left")

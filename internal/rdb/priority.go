@@ -41,10 +41,15 @@ const levelHealScan = 64
 // JobSlotsAhead is how many jobs of a capped type a process may hold per
 // running slot it holds: one running, the others claimed ahead, waiting in
 // the process for one of its slots (they hold none), so that a job's end
-// starts the next at once, without a claim's round trip. A type that also
-// has a rate holds one per slot: its claim counts as its start in the
-// rate window, so it must not wait for a slot after it.
-const JobSlotsAhead = 2
+// starts the next at once, without a claim's round trip. The process
+// claims again once its hand is down to half (runtime/jobslots.go), so
+// each claim takes about JobSlotsAhead/2 jobs per slot: with handlers that
+// return at once, the claims' round trips and their fixed cost in Redis
+// bound the drain, and 2 per slot (claims of one job per slot) drained at
+// 0.4-0.6x of the same burst without limits. A type that also has a rate
+// holds one per slot: its claim counts as its start in the rate window,
+// so it must not wait for a slot after it.
+const JobSlotsAhead = 8
 
 // MaxLevels bounds the priority levels of one claim.
 const MaxLevels = 64
@@ -385,6 +390,8 @@ while claimed < limit do
   -- Every type this process runs is capped and full: nothing further
   -- can be claimed.
   if only and nrun > 0 and nfull >= nrun then cut = true break end
+  -- Without levels, reading another page has nothing left to do.
+  if claimed >= limit and not levels then break end
   if not fill(s) then
     retire(s)
   elseif ncap > 0 and nfull >= ncap and s.passes >= ` + strconv.Itoa(levelPassLimit) + ` then
