@@ -65,7 +65,9 @@ end
 `
 
 // registerScript writes one declared task: created if absent; expression or
-// zone changes reschedule it; the status, an operator's, is kept.
+// zone changes reschedule it; the status, an operator's, is kept; the
+// interval (the schedule in words, schedule.Describe) is written every
+// time, so a release that words it better rewords every task it declares.
 //
 // KEYS: task, queue, tasks, meta, declared, unqueued
 // ARGV: member, now, next, status, expression, tz, interval, class, type,
@@ -94,10 +96,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   changed = 1
 else
   redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10],
-    'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14])
+    'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14], 'interval', ARGV[7])
   local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run', 'jitter')
   if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) or (cur[4] or '0') ~= ARGV[19] then
-    redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'interval', ARGV[7], 'next_run', ARGV[3])
+    redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'next_run', ARGV[3])
     changed = 1
   end
 end
@@ -184,16 +186,16 @@ local function write_task(hkey, cur, queued, a, i, now)
     n, res, nr = 36, 2, tonumber(a[i + 2])
   else
     f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
-      'misfire', a[i + 11], 'params', a[i + 12]}
-    n = 12
+      'misfire', a[i + 11], 'params', a[i + 12], 'interval', a[i + 6]}
+    n = 14
     if status ~= '' then
       st = status
       f[n + 1], f[n + 2], n = 'status', st, n + 2
     end
     if cur[2] ~= expr or cur[3] ~= tz or (cur[6] or '0') ~= a[i + 17] then
       f[n + 1], f[n + 2], f[n + 3], f[n + 4] = 'expression', expr, 'tz', tz
-      f[n + 5], f[n + 6], f[n + 7], f[n + 8] = 'interval', a[i + 6], 'next_run', a[i + 2]
-      n, res, nr = n + 8, 1, tonumber(a[i + 2])
+      f[n + 5], f[n + 6] = 'next_run', a[i + 2]
+      n, res, nr = n + 6, 1, tonumber(a[i + 2])
     elseif not queued and nr < tonumber(now) then
       -- enabled again: continue from the next future instant
       f[n + 1], f[n + 2], n = 'next_run', a[i + 2], n + 2
