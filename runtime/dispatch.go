@@ -386,7 +386,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	var first []string
 	var firstScores []int64
 	for _, z := range latest {
-		if len(first) == min(latestPerClaim, limit/2) || z.Score <= lastScore(dueScores) {
+		if len(first) == min(latestPerClaim, max(1, limit/2)) || z.Score <= lastScore(dueScores) {
 			break
 		}
 		if dp.isIgnored(z.Member, z.Score) {
