@@ -321,16 +321,12 @@ func (r *RDB) SetTask(ctx context.Context, nowMS int64, t TaskDecl) (SetTaskResu
 // outcome per task, in order; the error is the first call's error, if any
 // (its tasks' outcomes carry it too).
 func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch int) ([]SetTaskOutcome, error) {
-	batch = taskBatch(batch)
 	out := make([]SetTaskOutcome, len(tasks))
-	var first error
 	wake := r.k.Wake()
-	for lo := 0; lo < len(tasks); lo += batch * taskBatchesPerPipeline {
-		hi := min(lo+batch*taskBatchesPerPipeline, len(tasks))
-		var calls []scriptCall
-		for b := lo; b < hi; b += batch {
-			part := tasks[b:min(b+batch, hi)]
-			keys := make([]string, 2, 2+len(part))
+	err := r.taskBatches(ctx, setTasksScript, len(tasks), batch, "tasks", func(i int) string { return tasks[i].Key },
+		func(lo, hi int) scriptCall {
+			part := tasks[lo:hi]
+			keys := make([]string, 2, 3+len(part))
 			keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
 			args := make([]any, 3, 3+taskArgs*len(part))
 			args[0], args[1], args[2] = nowMS, wake, len(part)
@@ -340,32 +336,51 @@ func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch
 					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params,
 					t.MaxRunning, t.Rate.N, t.Rate.Per.Milliseconds(), t.Priority, t.Jitter.Milliseconds())
 			}
-			keys = append(keys, r.k.Unqueued())
-			calls = append(calls, scriptCall{keys, args})
+			return scriptCall{append(keys, r.k.Unqueued()), args}
+		},
+		func(i int, res int64, err error) { out[i] = SetTaskOutcome{Result: SetTaskResult(res), Err: err} })
+	return out, err
+}
+
+// taskBatches runs script over n items (tasks or keys), batch of them per
+// call (0 means DefaultTaskBatch; at most MaxTaskBatch) and
+// taskBatchesPerPipeline calls per pipeline (evalEach). call builds the
+// call of items [lo, hi); each item's integer result, or its call's error
+// (naming the batch by the items' names), goes to set. It returns the
+// first call's error.
+func (r *RDB) taskBatches(ctx context.Context, script *redis.Script, n, batch int, what string, name func(int) string,
+	call func(lo, hi int) scriptCall, set func(i int, res int64, err error)) error {
+	batch = taskBatch(batch)
+	var first error
+	for lo := 0; lo < n; lo += batch * taskBatchesPerPipeline {
+		hi := min(lo+batch*taskBatchesPerPipeline, n)
+		var calls []scriptCall
+		for b := lo; b < hi; b += batch {
+			calls = append(calls, call(b, min(b+batch, hi)))
 		}
-		for i, cmd := range evalEach(ctx, r.c, setTasksScript, calls) {
+		for i, cmd := range evalEach(ctx, r.c, script, calls) {
 			b := lo + i*batch
 			e := min(b+batch, hi)
 			res, err := cmd.Int64Slice()
 			if err == nil && len(res) != e-b {
-				err = fmt.Errorf("set tasks: %d results for %d tasks", len(res), e-b)
+				err = fmt.Errorf("%d results for %d %s", len(res), e-b, what)
 			}
 			if err != nil {
-				err = fmt.Errorf("batch of tasks %d to %d (%q to %q): %w", b, e-1, tasks[b].Key, tasks[e-1].Key, err)
+				err = fmt.Errorf("batch of %s %d to %d (%q to %q): %w", what, b, e-1, name(b), name(e-1), err)
 				if first == nil {
 					first = err
 				}
 				for j := b; j < e; j++ {
-					out[j].Err = err
+					set(j, 0, err)
 				}
 				continue
 			}
-			for j, n := range res {
-				out[b+j].Result = SetTaskResult(n)
+			for j, v := range res {
+				set(b+j, v, nil)
 			}
 		}
 	}
-	return out, first
+	return first
 }
 
 // scriptCall is the KEYS and ARGV of one call of a script.
@@ -460,47 +475,21 @@ type RemoveOutcome struct {
 // returns one outcome per key, in order; the error is the first call's
 // error, if any (its keys' outcomes carry it too).
 func (r *RDB) RemoveTasks(ctx context.Context, keys []string, batch int) ([]RemoveOutcome, error) {
-	batch = taskBatch(batch)
 	out := make([]RemoveOutcome, len(keys))
-	var first error
-	for lo := 0; lo < len(keys); lo += batch * taskBatchesPerPipeline {
-		hi := min(lo+batch*taskBatchesPerPipeline, len(keys))
-		var calls []scriptCall
-		for b := lo; b < hi; b += batch {
-			part := keys[b:min(b+batch, hi)]
-			ks := make([]string, 2, 2+len(part))
+	err := r.taskBatches(ctx, removeTasksScript, len(keys), batch, "keys", func(i int) string { return keys[i] },
+		func(lo, hi int) scriptCall {
+			part := keys[lo:hi]
+			ks := make([]string, 2, 3+len(part))
 			ks[0], ks[1] = r.k.Queue(), r.k.Tasks()
 			args := make([]any, len(part))
 			for i, k := range part {
 				ks = append(ks, r.k.Task(k))
 				args[i] = k
 			}
-			ks = append(ks, r.k.Unqueued())
-			calls = append(calls, scriptCall{ks, args})
-		}
-		for i, cmd := range evalEach(ctx, r.c, removeTasksScript, calls) {
-			b := lo + i*batch
-			e := min(b+batch, hi)
-			res, err := cmd.Int64Slice()
-			if err == nil && len(res) != e-b {
-				err = fmt.Errorf("remove tasks: %d results for %d keys", len(res), e-b)
-			}
-			if err != nil {
-				err = fmt.Errorf("batch of keys %d to %d (%q to %q): %w", b, e-1, keys[b], keys[e-1], err)
-				if first == nil {
-					first = err
-				}
-				for j := b; j < e; j++ {
-					out[j].Err = err
-				}
-				continue
-			}
-			for j, n := range res {
-				out[b+j].Result = int(n)
-			}
-		}
-	}
-	return out, first
+			return scriptCall{append(ks, r.k.Unqueued()), args}
+		},
+		func(i int, res int64, err error) { out[i] = RemoveOutcome{Result: int(res), Err: err} })
+	return out, err
 }
 
 // setStatusScript writes the status of an existing task; disabled also
