@@ -316,6 +316,10 @@ func (mt *maintainer) retryAbandoned(ctx context.Context, task, runID string, fi
 // at a million tasks as at a thousand.
 const requeueBudget = 2000
 
+// requeueScans bounds the SSCAN calls of each of requeue's two scans per
+// tick (of about 1,000 names each).
+const requeueScans = 8
+
 // requeueCursors is where requeue's scans of the unqueued set and the
 // tasks set resume at the next tick (0: from the start).
 type requeueCursors struct{ unqueued, tasks uint64 }
@@ -413,7 +417,9 @@ func (mt *maintainer) requeueCandidates(ctx context.Context) ([]string, map[stri
 		}, false},
 	}
 	for _, sc := range scans {
-		for read := 0; read < requeueBudget; {
+		// Up to requeueBudget names, in at most requeueScans calls: a sparse
+		// hash table may answer a step with few names or none.
+		for read, calls := 0, 0; read < requeueBudget && calls < requeueScans; calls++ {
 			names, next, err := sc.scan(ctx, *sc.cursor, 1000)
 			if err != nil {
 				return nil, nil, err
