@@ -3,14 +3,12 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gocrontab/crontab/internal/proccpu"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
 
@@ -46,24 +44,10 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procCPU is the user + system CPU time of process pid (/proc/pid/stat,
-// in clock ticks of 10ms), or 0 when it cannot be read.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 on
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-func (m *cpuMeter) start() { m.selfAt, m.rAt = selfCPU(), procCPU(m.pid) }
+func (m *cpuMeter) start() { m.selfAt, m.rAt = selfCPU(), proccpu.Of(m.pid) }
 func (m *cpuMeter) stop() {
 	m.self += selfCPU() - m.selfAt
-	m.redis += procCPU(m.pid) - m.rAt
+	m.redis += proccpu.Of(m.pid) - m.rAt
 }
 
 // report adds the tasks/s of n tasks in wall time d and the CPU time per

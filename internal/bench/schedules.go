@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gocrontab/crontab/internal/proccpu"
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
@@ -250,7 +251,7 @@ func (f *fleet) cpu() time.Duration {
 	defer f.mu.Unlock()
 	var d time.Duration
 	for _, p := range f.procs {
-		d += procCPU(p.cmd.Process.Pid)
+		d += proccpu.Of(p.cmd.Process.Pid)
 	}
 	return d
 }
