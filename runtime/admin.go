@@ -77,17 +77,22 @@ const (
 type TaskInfo struct {
 	// Name is the task's name (the key of its hash).
 	Name string
-	// Type is the registered type that runs it; Class its Go type path.
+	// Type is the registered type that runs it; Class its Go type path (a
+	// run-time task's is its type's, from the namespace's classes hash: the
+	// task's hash does not store it).
 	Type, Class string
 	// Source is static (declared in code) or dynamic (added at run time).
 	Source Source
 	// Status is active, paused or disabled.
 	Status Status
-	// Expression is the schedule; TZ the zone it is computed in; Interval
-	// its readable description.
+	// Expression is the schedule; TZ the zone it is computed in (UTC when
+	// the hash has none); Interval its readable description (a run-time
+	// task's is computed here from Expression, TZ and Jitter: its hash does
+	// not store it).
 	Expression, TZ, Interval string
-	// Timeout bounds each run; Concurrent lets runs overlap; Misfire is the
-	// policy after downtime.
+	// Timeout bounds each run (0: the type's, for a run-time task that has
+	// none of its own); Concurrent lets runs overlap; Misfire is the policy
+	// after downtime (once when the hash has none).
 	Timeout    time.Duration
 	Concurrent bool
 	Misfire    Misfire
@@ -168,12 +173,16 @@ func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo,
 		return nil, err
 	}
 	out := make([]TaskInfo, 0, len(names))
+	var classless []int // run-time tasks whose class is their type's
 	for i, n := range names {
 		read := reads[i]
 		if len(read.Hash) == 0 {
 			continue
 		}
 		t := taskInfo(n, read.Hash)
+		if t.Class == "" && t.Type != "" && t.Source == SourceDynamic {
+			classless = append(classless, len(out))
+		}
 		if read.Queued {
 			t.Next = fromMS(read.Next)
 		}
@@ -186,6 +195,19 @@ func (in *Inspector) readTasks(ctx context.Context, names []string) ([]TaskInfo,
 		}
 		t.Running = runs[n]
 		out = append(out, t)
+	}
+	if len(classless) > 0 {
+		types := make([]string, len(classless))
+		for i, j := range classless {
+			types[i] = out[j].Type
+		}
+		classes, err := in.db.TypeClasses(ctx, types)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range classless {
+			out[j].Class = classes[out[j].Type]
+		}
 	}
 	return out, nil
 }
@@ -228,6 +250,19 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 	}
 	if r := (Rate{N: int(num(rdb.FieldRateN)), Per: time.Duration(num(rdb.FieldRatePerMS)) * time.Millisecond}); r.Validate() == nil {
 		t.Rate = r
+	}
+	// The defaults a run-time task's hash does not store (luaTaskWrite).
+	if t.TZ == "" && t.Expression != "" {
+		t.TZ = "UTC"
+	}
+	if t.Misfire == "" && t.Expression != "" {
+		t.Misfire = MisfireOnce
+	}
+	if t.Source == SourceDynamic {
+		t.Interval = ""
+		if sched, err := inspectorSchedules.Get(t.Expression, t.TZ); err == nil {
+			t.Interval = schedule.Describe(jittered(sched, name, t.Jitter))
+		}
 	}
 	return t
 }

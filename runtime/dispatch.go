@@ -575,6 +575,9 @@ func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 		f.lease = leaseValue(dp.id, m, f.state.NextRun, startMS)
 		cands[i] = rdb.FireCandidate{Task: m, FireMS: ms(f.at), NextMS: f.next, Skip: f.runID == "", RunID: f.runID, Lease: f.lease}
 		cands[i].Type, cands[i].MaxRunning = fireCap(f)
+		if f.reg != nil {
+			cands[i].Timeout = f.reg.Config().Timeout // the lock's TTL when the hash has no timeout of its own
+		}
 	}
 	return &claimCall{fires: fires, claim: dp.db.NewFireClaim(dp.id, dp.history(), dp.runLeases(), cands)}
 }

@@ -73,14 +73,26 @@
 // which declares each key it touches, runs on Cluster unchanged:
 //
 //	{ns}:queue          ZSET task key -> next run (unix ms)
-//	{ns}:task:<key>     HASH class, name, expression, next_run, last_run, status,
-//	                         interval, created_at, tz, timeout, concurrent, misfire,
-//	                         type, source, params, runs, failures, skips,
-//	                         last_result, last_error, last_duration; only when set:
-//	                         max_running, rate_n, rate_per_ms, priority, and
-//	                         jitter (ms: its instants are the expression's plus
-//	                         schedule.JitterOffset(key, jitter), FNV-64a of the
-//	                         key mod the jitter; next_run already has the offset)
+//	{ns}:task:<key>     HASH of a declared task: class, name, expression, next_run,
+//	                         last_run, status, interval, created_at, tz, timeout,
+//	                         concurrent, misfire, retries, type, source, runs,
+//	                         failures, skips, last_result, last_error,
+//	                         last_duration; only when set: max_running, rate_n,
+//	                         rate_per_ms, priority, and jitter (ms: its instants
+//	                         are the expression's plus schedule.JitterOffset(key,
+//	                         jitter), FNV-64a of the key mod the jitter; next_run
+//	                         already has the offset)
+//	                    HASH of a run-time task (SetTask, SetTasks): type,
+//	                         expression, next_run, status, source, created_at;
+//	                         only when not the default: tz (UTC), timeout (the
+//	                         type's), concurrent (no), misfire (once), params
+//	                         (none), max_running, jitter; from its first fire:
+//	                         last_run, runs, failures, skips, last_result,
+//	                         last_error, last_duration. Its name is <key>, its
+//	                         class its type's in {ns}:classes, and its interval
+//	                         is computed from expression, tz and jitter when
+//	                         read (Inspector, crontab show)
+//	{ns}:classes        HASH run-time task type -> class (the Go type), written by SetTasks
 //	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
 //	{ns}:lock:master    STR  the housekeeping process
 //	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress

@@ -141,8 +141,8 @@ func (c *Client) taskDecl(spec TaskSpec) (rdb.TaskDecl, schedule.Schedule, error
 	if spec.Misfire == "" {
 		spec.Misfire = MisfireOnce
 	}
-	if spec.Timeout <= 0 {
-		spec.Timeout = reg.Config().Timeout
+	if spec.Timeout < 0 {
+		return rdb.TaskDecl{}, nil, fmt.Errorf("crontab: set task %q: timeout %v: want 0 (the type's) or more", spec.Key, spec.Timeout)
 	}
 	sched, err := c.cache.Get(spec.Expression, spec.TZ)
 	if err != nil {

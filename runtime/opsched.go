@@ -70,6 +70,9 @@ func (in *Inspector) TaskSchedule(ctx context.Context, name string) (TaskSchedul
 	if ts.Expression == "" {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: the hash has no %s (a job type has no schedule)", name, fieldExpression)
 	}
+	if ts.TZ == "" {
+		ts.TZ = "UTC" // a run-time task in UTC stores no zone
+	}
 	if ts.Schedule, err = inspectorSchedules.Get(ts.Expression, ts.TZ); err != nil {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: %w", name, err)
 	}
@@ -93,8 +96,8 @@ const classUnknown = "unknown: set without the task code"
 // checked to be JSON, not decoded into the type: a process that cannot
 // decode them records each run failed. The hash's class is that of the
 // task being updated, or of the task declared in code under the type's
-// name; else it says it is unknown. A zero Timeout takes the timeout of
-// that declared task, else DefaultTimeout.
+// name; else it says it is unknown. A zero Timeout is the type's, as
+// the processes that run it have it (nothing is stored).
 func (in *Inspector) SetTask(ctx context.Context, spec TaskSpec) error {
 	if in.err != nil {
 		return in.err
@@ -117,8 +120,9 @@ func (in *Inspector) SetTask(ctx context.Context, spec TaskSpec) error {
 }
 
 // liveType reports whether a live process runs the type typ, with a
-// config standing for it: its class and timeout from the hash of the task
-// key (when it is of that type) or of the task declared in code as typ.
+// config standing for it: its class from the classes hash (written by the
+// SetTasks of a client with the code), else from the hash of the task key
+// (when it is of that type) or of the task declared in code as typ.
 func (in *Inspector) liveType(ctx context.Context, key, typ string) (bool, TaskConfig, error) {
 	_, live, err := in.liveProcesses(ctx)
 	if err != nil {
@@ -135,6 +139,14 @@ func (in *Inspector) liveType(ctx context.Context, key, typ string) (bool, TaskC
 		return false, TaskConfig{}, nil
 	}
 	cfg := TaskConfig{Name: typ, Class: classUnknown, New: func() TaskInterface { return new(remoteTask) }}
+	classes, err := in.db.TypeClasses(ctx, []string{typ})
+	if err != nil {
+		return false, TaskConfig{}, err
+	}
+	if c := classes[typ]; c != "" && c != classUnknown {
+		cfg.Class = c
+		return true, cfg, nil
+	}
 	reads, _, err := in.db.ReadTasks(ctx, []string{key, typ})
 	if err != nil {
 		return false, TaskConfig{}, err
@@ -145,9 +157,6 @@ func (in *Inspector) liveType(ctx context.Context, key, typ string) (bool, TaskC
 			continue
 		}
 		cfg.Class = h["class"]
-		if ms, err := strconv.ParseInt(h[fieldTimeout], 10, 64); err == nil && ms > 0 && i == 1 && h["source"] == sourceStatic {
-			cfg.Timeout = time.Duration(ms) * time.Millisecond
-		}
 		if i == 0 {
 			break // the task being updated: its class is the one to keep
 		}

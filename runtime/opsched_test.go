@@ -76,7 +76,8 @@ func TestInspectorSetTask(t *testing.T) {
 		return err == nil && len(ps) == 1 && ps[0].Alive
 	})
 
-	// A job type: any JSON params, the default timeout, class unknown.
+	// A job type: any JSON params, no timeout of its own (0: the type's,
+	// nothing stored), class unknown.
 	spec := TaskSpec{Key: "dyn", Type: "sms", Params: json.RawMessage(`{"to":"x"}`), Expression: "every:1h", TZ: "Europe/Berlin"}
 	if err := in.SetTask(ctx, spec); err != nil {
 		t.Fatal(err)
@@ -86,16 +87,17 @@ func TestInspectorSetTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ti.Source != SourceDynamic || ti.Type != "sms" || ti.Class != classUnknown || ti.TZ != "Europe/Berlin" ||
-		string(ti.Params) != `{"to":"x"}` || ti.Timeout != DefaultTimeout || ti.Next.IsZero() {
+		string(ti.Params) != `{"to":"x"}` || ti.Timeout != 0 || ti.Next.IsZero() {
 		t.Errorf("dyn = %+v", ti)
 	}
-	// The type of a declared task: its class and timeout.
+	// The type of a declared task: its class; the timeout is the type's at
+	// run time (none stored).
 	if err := in.SetTask(ctx, TaskSpec{Key: "dyn2", Type: "report", Expression: "every:2h"}); err != nil {
 		t.Fatal(err)
 	}
 	decl, _ := in.Task(ctx, "report")
-	if ti, _ := in.Task(ctx, "dyn2"); ti.Class != decl.Class || ti.Class == classUnknown || ti.Timeout != time.Minute {
-		t.Errorf("dyn2 = %+v, want class %q, timeout 1m", ti, decl.Class)
+	if ti, _ := in.Task(ctx, "dyn2"); ti.Class != decl.Class || ti.Class == classUnknown || ti.Timeout != 0 {
+		t.Errorf("dyn2 = %+v, want class %q, timeout 0 (the type's)", ti, decl.Class)
 	}
 
 	for _, bad := range []struct {

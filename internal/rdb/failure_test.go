@@ -260,7 +260,7 @@ func scriptCases() []scriptCase {
 			}
 		}, func(r *RDB) error {
 			_, err := r.SetTasks(ctx, 500, []TaskDecl{
-				{Key: "d", Type: "a", Expression: "every:2s", NextMS: 2000, Params: "{}", Jitter: time.Second},
+				{Key: "d", Class: "app.A", Type: "a", Expression: "every:2s", NextMS: 2000, Params: "{}", Jitter: time.Second},
 				{Key: "e", Type: "a", Expression: "every:1s", NextMS: 1000, Concurrent: true, MaxRunning: 3},
 				{Key: "f", Type: "a", Expression: "every:1s", NextMS: 1000, Status: "disabled"}}, 0)
 			return err

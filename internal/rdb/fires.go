@@ -32,6 +32,10 @@ type FireCandidate struct {
 	Lease      string
 	Type       string
 	MaxRunning int
+	// Timeout is the lock's TTL when the task hash has no timeout of its
+	// own (a run-time task of the type's timeout stores none): the type's
+	// timeout as the claiming process's registry has it; 0 is 5 minutes.
+	Timeout time.Duration
 }
 
 // FireOutcome is what a claim did with one candidate.
@@ -84,6 +88,7 @@ type FireClaim struct {
 const (
 	claimArgsBefore  = 7
 	claimMaxFiresArg = 5
+	claimArgsPer     = 8
 )
 
 // NewFireClaim builds the claim of candidates by process; skipped fires
@@ -91,7 +96,7 @@ const (
 // leases of leases.TTL.
 func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases, candidates []FireCandidate) *FireClaim {
 	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, 4+4*len(candidates)),
-		args: make([]any, 0, claimArgsBefore+6*len(candidates))}
+		args: make([]any, 0, claimArgsBefore+claimArgsPer*len(candidates))}
 	c.keys = append(c.keys, r.k.Queue(), r.k.Running(), r.k.Alive(), r.k.Pulse())
 	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), leases.TTL.Milliseconds(), leases.Gap.Milliseconds(),
 		0, // max fires: set by ClaimFires
@@ -116,7 +121,7 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 			}
 		}
 		c.keys = append(c.keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(runID), r.k.History(f.Task))
-		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease, idx)
+		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease, idx, f.Timeout.Milliseconds())
 	}
 	for _, t := range slots {
 		c.keys = append(c.keys, r.k.FireSlots(t))
@@ -169,7 +174,8 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
 // max_fires, number of fire slot keys, then per candidate: member, fire,
 // next, mode ("run" or "skip"), run_id, lease_json, slot (1-based index of
-// its fire slot key, 0: none); then per fire slot key its cap
+// its fire slot key, 0: none), timeout_ms (the lock's TTL when the hash has
+// no timeout field; 0: 300000); then per fire slot key its cap
 // Returns one status string per candidate: fire, fire-foreign-lock (it
 // replaced a lock without expiry), fire-takeover|<lock value of the run it
 // recorded abandoned>, stale, early, missing, disabled, paused, misfire,
@@ -197,7 +203,7 @@ local unqueued = KEYS[#KEYS]
 local won, maxf = 0, tonumber(ARGV[6])
 local slot_key, slot_cap, slot_used, slot_add = {}, {}, {}, {} -- per fire slot key; slot_used nil: the key is foreign
 for j = 1, nslots do
-  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[7 + 7*n + j]), {}
+  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[7 + 8*n + j]), {}
   local c = redis.pcall('ZCARD', slot_key[j])
   if type(c) == 'number' then
     if c > 0 and steady() then c = redis.call('ZCOUNT', slot_key[j], now, '+inf') end -- expired: dead runs
@@ -209,8 +215,8 @@ for i = 0, n - 1 do
     out[#out + 1] = 'untried'
   else
     local task, lock, run, hist = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i], KEYS[8 + 4*i]
-    local member, fire, nxt, mode, runid, lease = ARGV[8 + 7*i], ARGV[9 + 7*i], ARGV[10 + 7*i], ARGV[11 + 7*i], ARGV[12 + 7*i], ARGV[13 + 7*i]
-    local slot = tonumber(ARGV[14 + 7*i])
+    local member, fire, nxt, mode, runid, lease = ARGV[8 + 8*i], ARGV[9 + 8*i], ARGV[10 + 8*i], ARGV[11 + 8*i], ARGV[12 + 8*i], ARGV[13 + 8*i]
+    local slot, deftimeout = tonumber(ARGV[14 + 8*i]), tonumber(ARGV[15 + 8*i])
     local full = slot > 0 and slot_used[slot] ~= nil and slot_used[slot] >= slot_cap[slot]
     local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
     local res
@@ -251,7 +257,7 @@ for i = 0, n - 1 do
         skip('max_running: ' .. slot_cap[slot] .. ' runs of its type in progress')
         res = 'capped'
       else
-        local timeout = tonumber(h[4]) or 300000
+        local timeout = tonumber(h[4]) or (deftimeout > 0 and deftimeout) or 300000
         local got, foreign, holder, deferto = true, false, nil, nil
         if h[3] ~= '1' then
           got = redis.call('SET', lock, ARGV[1] .. '|' .. fire, 'NX', 'PX', timeout)
@@ -398,7 +404,7 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 			break
 		}
 		// The candidate's slot index, as NewFireClaim wrote it.
-		if idx, _ := c.args[claimArgsBefore+7*i+6].(int); foreign[idx] {
+		if idx, _ := c.args[claimArgsBefore+claimArgsPer*i+6].(int); foreign[idx] {
 			out[i].ForeignSlots = c.keys[4+4*n+idx-1]
 		}
 	}

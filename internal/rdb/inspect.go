@@ -81,6 +81,22 @@ func (r *RDB) ReadTasks(ctx context.Context, names []string) ([]TaskRead, map[st
 	return out, runs, nil
 }
 
+// TypeClasses reads the classes of run-time task types from the classes
+// hash (SetTasks writes it): type -> class, for the types it holds.
+func (r *RDB) TypeClasses(ctx context.Context, types []string) (map[string]string, error) {
+	vals, err := r.c.HMGet(ctx, r.k.Classes(), types...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(types))
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			out[types[i]] = s
+		}
+	}
+	return out, nil
+}
+
 // TaskSchedule returns the expression, zone and jitter of a task's hash
 // ("" when absent; the error of a jitter field that does not parse names
 // it).

@@ -101,6 +101,12 @@ func (k Keys) Tasks() string { return k.prefix + "tasks" }
 // removed.
 func (k Keys) Unqueued() string { return k.prefix + "unqueued" }
 
+// Classes is the key P "classes", a HASH: a run-time task type -> the
+// class (Go type) that runs it, written by SetTasks for the types of each
+// batch. A run-time task's hash does not store its class: it is its
+// type's, read here (Inspector).
+func (k Keys) Classes() string { return k.prefix + "classes" }
+
 // History is the key P "history:" + key.
 func (k Keys) History(key string) string { return k.prefix + "history:" + key }
 

@@ -14,16 +14,23 @@ import (
 
 // The fields of a task hash that the engine reads. The seed design's fields
 // (class, name, expression, next_run, last_run, status, interval,
-// created_at) are all present; the rest are this engine's.
+// created_at) are all present in a declared task's hash; the rest are this
+// engine's. A run-time task's hash (SetTask, SetTasks: luaTaskWrite) holds
+// only what is its own, RunTimeTaskFields, and stores a field only when it
+// differs from the default (absent: tz UTC, timeout the type's, not
+// concurrent, misfire once, no params, no cap, no jitter; last_run and
+// the counters 0 before the first fire). Its name is its key, its class
+// its type's (the classes hash, Keys.Classes), and its interval is
+// computed from the expression when read (Inspector).
 const (
 	FieldType       = "type"       // the registered type name that runs it
 	FieldExpression = "expression" // the schedule expression
-	FieldTZ         = "tz"         // the zone the schedule is computed in
+	FieldTZ         = "tz"         // the zone the schedule is computed in; absent: UTC
 	FieldNextRun    = "next_run"   // the next scheduled instant, unix ms; 0 means none
 	FieldStatus     = "status"     // active, paused or disabled
-	FieldMisfire    = "misfire"    // once or skip
-	FieldParams     = "params"     // JSON parameters of a run-time task
-	FieldTimeout    = "timeout"    // ms
+	FieldMisfire    = "misfire"    // once or skip; absent: once
+	FieldParams     = "params"     // JSON parameters of a run-time task; absent: none
+	FieldTimeout    = "timeout"    // ms; absent: the type's (the claiming process's registry)
 	FieldRetries    = "retries"    // one-off re-runs of a failed or abandoned fire
 )
 
@@ -41,6 +48,13 @@ const (
 	// schedule.JitterOffset(key, jitter). Absent: 0, no offset.
 	FieldJitter = "jitter"
 )
+
+// RunTimeTaskFields are the fields a run-time task's hash may hold, in
+// the order an operator reads them: the first six always, the others only
+// when not the default, and the result fields from the first fire on.
+var RunTimeTaskFields = []string{FieldType, FieldExpression, FieldNextRun, FieldStatus, "source", "created_at",
+	FieldTZ, FieldTimeout, "concurrent", FieldMisfire, FieldParams, FieldMaxRunning, FieldRateN, FieldRatePerMS,
+	FieldPriority, FieldJitter, "last_run", "last_result", "last_error", "last_duration", "runs", "failures", "skips"}
 
 // TaskState is what the dispatcher reads of a due task.
 type TaskState struct {
@@ -86,7 +100,9 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 		return st, fmt.Errorf("task %q: field %s is missing", member, FieldType)
 	}
 	st.Expression, _ = str(1)
-	st.TZ, _ = str(2)
+	if st.TZ, _ = str(2); st.TZ == "" {
+		st.TZ = "UTC" // a run-time task in UTC stores no zone
+	}
 	next, _ := str(3)
 	n, err := strconv.ParseInt(next, 10, 64)
 	if err != nil || n < 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
@@ -147,16 +149,27 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 
 // luaTaskWrite is the prelude that writes one run-time task's hash: the
 // one place that knows the layout a run-time task writes (SetTasks, and
-// SetTask through it). It defines
+// SetTask through it). A run-time task's hash holds only what is its own
+// (RunTimeTaskFields): type, expression, next_run, status, source and
+// created_at always; tz, timeout, concurrent, misfire, params and the
+// flow and jitter fields only when they differ from the default (UTC, the
+// type's timeout, not concurrent, once, none), deleted when set back to
+// it. The counters (runs, failures, skips) and last_run appear with the
+// first fire. The task's name is its key, its class is its type's
+// (classes hash), and its interval is computed from the expression when
+// it is read (Inspector), so none of the three is stored per task; an
+// update deletes them from a hash written before this layout.
+// It defines
 //
 // task_read, the fields to HMGET from the hash before any write, in the
 // order write_task expects them (source, expression, tz, next_run,
 // status, jitter);
 //
 // task_stride, how many ARGV each task takes: key, next, status,
-// expression, tz, interval, class, type, timeout_ms, concurrent, misfire,
-// params, max_running, rate_n, rate_per_ms, priority, jitter_ms (the last
-// five "0" when not set: the field is deleted);
+// expression, tz, type, timeout_ms, concurrent, misfire, params,
+// max_running, rate_n, rate_per_ms, priority, jitter_ms (tz "UTC",
+// timeout "0", concurrent "0", misfire "once", params "" and the last
+// five "0" are defaults: the field is not stored);
 //
 // write_task(hkey, cur, queued, a, i, now), which writes the task whose
 // ARGV are a[i+1..i+task_stride] to hkey, given cur (its task_read
@@ -169,46 +182,46 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 // caller of many tasks writes those once.
 const luaTaskWrite = `
 local task_read = {'source', 'expression', 'tz', 'next_run', 'status', 'jitter'}
-local task_stride = 17
-local task_opt = {'max_running', 'rate_n', 'rate_per_ms', 'priority', 'jitter'}
+local task_stride = 15
+local task_opt = {'timeout', 'concurrent', 'misfire', 'params', 'max_running', 'rate_n', 'rate_per_ms', 'priority', 'jitter'}
+local task_def = {'0', '0', 'once', '', '0', '0', '0', '0', '0'}
+local task_legacy = {'class', 'name', 'interval'}
 local function write_task(hkey, cur, queued, a, i, now)
   local src = cur[1]
   if src and src ~= 'dynamic' then return -1, 0, nil end
   local status, expr, tz = a[i + 3], a[i + 4], a[i + 5]
   local res, st, nr, f, n = 0, cur[5], tonumber(cur[4]) or 0, nil, 0
+  local del
   if not src then
-    -- a new task: every field in one table constructor
+    -- a new task: its fields in one table constructor
     st = status ~= '' and status or 'active'
-    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
-      'misfire', a[i + 11], 'params', a[i + 12], 'name', a[i + 1], 'created_at', now, 'last_run', '0',
-      'runs', '0', 'failures', '0', 'skips', '0', 'status', st, 'source', 'dynamic',
-      'expression', expr, 'tz', tz, 'interval', a[i + 6], 'next_run', a[i + 2]}
-    n, res, nr = 36, 2, tonumber(a[i + 2])
+    f = {'type', a[i + 6], 'expression', expr, 'next_run', a[i + 2], 'status', st, 'source', 'dynamic', 'created_at', now}
+    n, res, nr = 12, 2, tonumber(a[i + 2])
+    if tz ~= 'UTC' then f[13], f[14], n = 'tz', tz, 14 end
   else
-    f = {'class', a[i + 7], 'type', a[i + 8], 'timeout', a[i + 9], 'concurrent', a[i + 10],
-      'misfire', a[i + 11], 'params', a[i + 12], 'interval', a[i + 6]}
-    n = 14
+    f = {'type', a[i + 6]}
+    n = 2
     if status ~= '' then
       st = status
       f[n + 1], f[n + 2], n = 'status', st, n + 2
     end
-    if cur[2] ~= expr or cur[3] ~= tz or (cur[6] or '0') ~= a[i + 17] then
-      f[n + 1], f[n + 2], f[n + 3], f[n + 4] = 'expression', expr, 'tz', tz
-      f[n + 5], f[n + 6] = 'next_run', a[i + 2]
-      n, res, nr = n + 6, 1, tonumber(a[i + 2])
+    if cur[2] ~= expr or (cur[3] or 'UTC') ~= tz or (cur[6] or '0') ~= a[i + 15] then
+      f[n + 1], f[n + 2], f[n + 3], f[n + 4], n = 'expression', expr, 'next_run', a[i + 2], n + 4
+      if tz ~= 'UTC' then f[n + 1], f[n + 2], n = 'tz', tz, n + 2 else del = {'tz'} end
+      res, nr = 1, tonumber(a[i + 2])
     elseif not queued and nr < tonumber(now) then
       -- enabled again: continue from the next future instant
       f[n + 1], f[n + 2], n = 'next_run', a[i + 2], n + 2
       nr = tonumber(a[i + 2])
     end
+    del = del or {}
+    for j = 1, #task_legacy do del[#del + 1] = task_legacy[j] end
   end
-  local del
-  for j = 1, 5 do
-    local v = a[i + 12 + j]
-    if v ~= '0' then
+  for j = 1, #task_opt do
+    local v = a[i + 6 + j]
+    if v ~= task_def[j] then
       f[n + 1], f[n + 2], n = task_opt[j], v, n + 2
     elseif src then
-      del = del or {}
       del[#del + 1] = task_opt[j]
     end
   end
@@ -222,7 +235,7 @@ end
 
 // taskArgs is the number of ARGV of one task in setTasksScript
 // (task_stride in luaTaskWrite).
-const taskArgs = 17
+const taskArgs = 15
 
 // MaxTaskBatch bounds the tasks of one call of setTasksScript or
 // removeTasksScript; DefaultTaskBatch is the size SetTasks and
@@ -240,19 +253,22 @@ const taskBatchesPerPipeline = 16
 // luaTaskWrite for each).
 //
 // KEYS: queue, tasks, then task:<key> of each task, then unqueued (a task
-// written disabled is added to it, one queued taken out)
-// ARGV: now, wake_channel, n, then task_stride values per task
+// written disabled is added to it, one queued taken out), then classes
+// (each type of the batch -> its class)
+// ARGV: now, wake_channel, n, then task_stride values per task, then a
+// type and its class for each type of the batch
 // Bounds: n <= MaxTaskBatch; the keys of the batch are distinct (the
 // caller keeps the last of a key).
 // Returns one result per task (see write_task). Failure: it checks the
-// types of the queue and the tasks set and reads every task hash (a
-// foreign value fails the HMGET) before its first write, so a batch with a
-// foreign key fails whole, having written nothing. It publishes on the
-// wake channel once when it queued any task.
+// types of the queue, the tasks set, unqueued and classes and reads every
+// task hash (a foreign value fails the HMGET) before its first write, so
+// a batch with a foreign key fails whole, having written nothing. It
+// publishes on the wake channel once when it queued any task.
 var setTasksScript = redis.NewScript(luaLib + luaTaskWrite + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'set')
-want_type(KEYS[#KEYS], 'set')
+want_type(KEYS[#KEYS - 1], 'set')
+want_type(KEYS[#KEYS], 'hash')
 local n = tonumber(ARGV[3])
 local cur, members = {}, {}
 for j = 1, n do
@@ -275,10 +291,15 @@ for j = 1, n do
     on[#on + 1] = members[j]
   end
 end
-if #known > 0 then callk('SADD', KEYS[2], known) end
+if #known > 0 then
+  callk('SADD', KEYS[2], known)
+  local classes = {}
+  for j = 4 + n * task_stride, #ARGV do classes[#classes + 1] = ARGV[j] end
+  if #classes > 0 then callk('HSET', KEYS[#KEYS], classes) end
+end
 if #rem > 0 then callk('ZREM', KEYS[1], rem) end
-if #off > 0 then callk('SADD', KEYS[#KEYS], off) end
-if #on > 0 then callk('SREM', KEYS[#KEYS], on) end
+if #off > 0 then callk('SADD', KEYS[#KEYS - 1], off) end
+if #on > 0 then callk('SREM', KEYS[#KEYS - 1], on) end
 if #add > 0 then
   callk('ZADD', KEYS[1], add)
   redis.call('PUBLISH', ARGV[2], 'task')
@@ -303,6 +324,24 @@ const (
 type SetTaskOutcome struct {
 	Result SetTaskResult
 	Err    error
+}
+
+// runTimeTZ is a run-time task's zone as write_task takes it: "UTC" for
+// "" (the default, which is not stored).
+func runTimeTZ(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
+}
+
+// runTimeMisfire is a run-time task's misfire policy as write_task takes
+// it: "once" for "" (the default, which is not stored).
+func runTimeMisfire(m string) string {
+	if m == "" {
+		return string(registry.MisfireOnce)
+	}
+	return m
 }
 
 // SetTask upserts the run-time task t at server time nowMS: SetTasks of
@@ -330,13 +369,20 @@ func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch
 			keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
 			args := make([]any, 3, 3+taskArgs*len(part))
 			args[0], args[1], args[2] = nowMS, wake, len(part)
+			classes := map[string]string{}
 			for _, t := range part {
 				keys = append(keys, r.k.Task(t.Key))
-				args = append(args, t.Key, t.NextMS, t.Status, t.Expression, t.TZ, t.Interval, t.Class, t.Type,
-					t.Timeout.Milliseconds(), boolArg(t.Concurrent), t.Misfire, t.Params,
+				args = append(args, t.Key, t.NextMS, t.Status, t.Expression, runTimeTZ(t.TZ), t.Type,
+					t.Timeout.Milliseconds(), boolArg(t.Concurrent), runTimeMisfire(t.Misfire), t.Params,
 					t.MaxRunning, t.Rate.N, t.Rate.Per.Milliseconds(), t.Priority, t.Jitter.Milliseconds())
+				if t.Class != "" {
+					classes[t.Type] = t.Class
+				}
 			}
-			return scriptCall{append(keys, r.k.Unqueued()), args}
+			for _, typ := range slices.Sorted(maps.Keys(classes)) {
+				args = append(args, typ, classes[typ])
+			}
+			return scriptCall{append(keys, r.k.Unqueued(), r.k.Classes()), args}
 		},
 		func(i int, res int64, err error) { out[i] = SetTaskOutcome{Result: SetTaskResult(res), Err: err} })
 	return out, err
@@ -706,6 +752,7 @@ func (k Keys) SingletonTypes() map[string]string {
 		k.Pulse():       "hash",
 		k.Tasks():       "set",
 		k.Unqueued():    "set",
+		k.Classes():     "hash",
 		k.Processes():   "zset",
 		k.Declared():    "zset",
 		k.Jobs():        "zset",

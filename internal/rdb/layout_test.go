@@ -1,0 +1,91 @@
+package rdb
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+)
+
+// TestRunTimeTaskLayout: a run-time task's hash stores only what is its
+// own and not the default, in listpack; a field set away from its default
+// is written, and deleted again when set back; the class goes to the
+// classes hash, once per type.
+func TestRunTimeTaskLayout(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	now := time.Now().UnixMilli()
+	d := TaskDecl{Key: "tenant-1", Class: "app.Report", Type: "report", Expression: "every:1h", TZ: "UTC",
+		Interval: "every hour", NextMS: now + 3600_000, Misfire: "once", Params: `{"tenant":1}`}
+	if res, err := r.SetTask(ctx, now, d); err != nil || res != TaskCreated {
+		t.Fatalf("SetTask: %v, %v", res, err)
+	}
+	fields := func() []string { return slices.Sorted(maps.Keys(c.HGetAll(ctx, r.k.Task("tenant-1")).Val())) }
+	want := []string{"created_at", "expression", "next_run", "params", "source", "status", "type"}
+	if got := fields(); !slices.Equal(got, want) {
+		t.Errorf("fields of a new run-time task: %v, want %v", got, want)
+	}
+	if enc := c.ObjectEncoding(ctx, r.k.Task("tenant-1")).Val(); enc != "listpack" {
+		t.Errorf("encoding %q, want listpack", enc)
+	}
+	if got := c.HGet(ctx, r.k.Classes(), "report").Val(); got != "app.Report" {
+		t.Errorf("class of the type in the classes hash: %q", got)
+	}
+
+	// Away from every default: each is stored.
+	d.TZ, d.Timeout, d.Concurrent, d.Misfire, d.Jitter, d.MaxRunning = "Europe/Paris", time.Minute, true, "skip", time.Second, 3
+	if _, err := r.SetTask(ctx, now, d); err != nil {
+		t.Fatal(err)
+	}
+	h := c.HGetAll(ctx, r.k.Task("tenant-1")).Val()
+	for f, v := range map[string]string{"tz": "Europe/Paris", "timeout": "60000", "concurrent": "1", "misfire": "skip",
+		"jitter": "1000", "max_running": "3"} {
+		if h[f] != v {
+			t.Errorf("field %s = %q, want %q", f, h[f], v)
+		}
+	}
+	// Back to the defaults: deleted again.
+	d.TZ, d.Timeout, d.Concurrent, d.Misfire, d.Jitter, d.MaxRunning, d.Params = "UTC", 0, false, "once", 0, 0, ""
+	if _, err := r.SetTask(ctx, now, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fields(), []string{"created_at", "expression", "next_run", "source", "status", "type"}; !slices.Equal(got, want) {
+		t.Errorf("fields after setting the defaults back: %v, want %v", got, want)
+	}
+
+	// What the dispatcher reads of it: the defaults.
+	reads, err := r.ReadTaskStates(ctx, []string{"tenant-1"})
+	if err != nil || reads[0].Err != nil {
+		t.Fatalf("ReadTaskStates: %v %v", err, reads[0].Err)
+	}
+	if st := reads[0].State; st.TZ != "UTC" || st.Misfire != "once" || st.Params != "" || st.Type != "report" {
+		t.Errorf("state read: %+v", st)
+	}
+}
+
+// TestClaimLockTTLOfTheType: the lock of a fire whose hash has no timeout
+// (a run-time task of its type's timeout) lasts the candidate's Timeout,
+// the type's as the claiming process has it; a timeout in the hash wins.
+func TestClaimLockTTLOfTheType(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	must(t, c.HSet(ctx, r.k.Task("own"), "next_run", 1000, "status", "active").Err())
+	must(t, c.HSet(ctx, r.k.Task("set"), "next_run", 1000, "status", "active", "timeout", 60_000).Err())
+	own, set := candidate("own"), candidate("set")
+	own.Timeout, set.Timeout = 90*time.Second, 90*time.Second
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{own, set}), 2)
+	if err != nil || !out[0].Outcome.Won() || !out[1].Outcome.Won() {
+		t.Fatalf("claim: %v, %v", out, err)
+	}
+	if ttl := c.PTTL(ctx, r.k.Lock("own")).Val(); ttl <= 60*time.Second || ttl > 90*time.Second {
+		t.Errorf("lock of a task without a timeout: TTL %v, want the type's 90s", ttl)
+	}
+	if ttl := c.PTTL(ctx, r.k.Lock("set")).Val(); ttl <= 30*time.Second || ttl > 60*time.Second {
+		t.Errorf("lock of a task with a timeout of 60s: TTL %v", ttl)
+	}
+}
