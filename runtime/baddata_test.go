@@ -332,6 +332,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 		{"running", keys.Running, "set"},
 		{"tasks", keys.Tasks, "set"},
 		{"unqueued", keys.Unqueued, "set"},
+		{"classes", keys.Classes, "hash"},
 		{"processes", keys.Processes, "zset"},
 		{"declared", keys.Declared, "zset"},
 		{"jobs", keys.Jobs, "zset"},
