@@ -684,6 +684,17 @@ func fireCap(f *fire) (group string, limit int) {
 	return "", 0
 }
 
+// runTimeout is how long a run of f may take: a run-time task's own
+// timeout (TaskSpec.Timeout, its hash's timeout field), else its type's as
+// this process registered it. A declared task is its own type, and takes
+// this process's declaration, whatever another build wrote to the hash.
+func (f *fire) runTimeout() time.Duration {
+	if f.state.Member != f.state.Type && f.state.Timeout > 0 {
+		return f.state.Timeout
+	}
+	return f.reg.Config().Timeout
+}
+
 // ownFireSlots is true for a run-time task member of type typ whose hash
 // holds a cap max of its own (TaskSpec.MaxRunning): its runs count in
 // their own slot group, FireSlotsOfTask(member). A declared task is its

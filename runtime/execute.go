@@ -71,7 +71,7 @@ func (tr *taskRunner) startRun(f *fire) {
 		runID:     f.runID,
 		lockValue: rdb.LockValue(tr.id, ms(f.at)),
 		lease:     f.lease,
-		ttl:       f.reg.Config().Timeout,
+		ttl:       f.runTimeout(),
 		slots:     fireSlots(f),
 	}
 	tr.mu.Lock()
@@ -92,9 +92,10 @@ func (tr *taskRunner) startRun(f *fire) {
 // hooks and listeners are told then (run.go).
 func (tr *taskRunner) execute(f *fire, run *inflightRun) {
 	rep, rec := tr.runHandler(tr.runCtx, handlerRun{
-		info:  RunInfo{Task: f.state.Member, Fire: f.at, Due: f.at, Attempt: 1, Process: tr.id},
-		entry: f.reg,
-		build: func() (TaskInterface, error) { return tr.newTask(f) },
+		info:    RunInfo{Task: f.state.Member, Fire: f.at, Due: f.at, Attempt: 1, Process: tr.id},
+		entry:   f.reg,
+		timeout: f.runTimeout(),
+		build:   func() (TaskInterface, error) { return tr.newTask(f) },
 	})
 	run.finished.Store(true)
 	tr.finish(f, run, rec, rep)

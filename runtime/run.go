@@ -29,6 +29,9 @@ import (
 type handlerRun struct {
 	info  RunInfo
 	entry *registry.Entry
+	// timeout bounds the run; 0 is the entry's (a run-time task with a
+	// timeout of its own passes that).
+	timeout time.Duration
 	// build returns the handler value: a new value of the type or a fresh
 	// copy of its provided value (provide.go), with the run-time task's
 	// parameters or the job's payload decoded into it.
@@ -47,7 +50,10 @@ type runReport struct {
 // runHandler runs h's handler with a ctx derived from parent (a
 // scheduler's runCtx) and returns its report and history record.
 func (e *engine) runHandler(parent context.Context, h handlerRun) (*runReport, Record) {
-	timeout := h.entry.Config().Timeout
+	timeout := h.timeout
+	if timeout <= 0 {
+		timeout = h.entry.Config().Timeout
+	}
 	ctx, cancel := context.WithTimeout(withRun(parent, h.info), timeout)
 	defer cancel()
 	start := e.clock.Now()

@@ -75,11 +75,14 @@ type TaskState struct {
 	// Jitter is the task's FieldJitter: its instants are its expression's
 	// plus schedule.JitterOffset(Member, Jitter). Zero when absent.
 	Jitter time.Duration
+	// Timeout is the task's FieldTimeout; zero when absent (a run-time
+	// task of its type's timeout).
+	Timeout time.Duration
 }
 
 // TaskStateFields lists the fields ParseTaskState expects, in order.
 var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams,
-	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority, FieldJitter}
+	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority, FieldJitter, FieldTimeout}
 
 // ParseTaskState decodes an HMGET of TaskStateFields. It fails on a hash
 // that is missing or corrupt, naming the field.
@@ -124,6 +127,13 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 	st.MaxRunning, st.Rate, st.Priority = flow.MaxRunning, flow.Rate, flow.Priority
 	if st.Jitter, err = ParseJitter(member, vals[11]); err != nil {
 		return st, err
+	}
+	if t, _ := vals[12].(string); t != "" {
+		ms, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || ms < 0 {
+			return st, fmt.Errorf("task %q: field %s: bad value %q: want a whole number of ms", member, FieldTimeout, t)
+		}
+		st.Timeout = time.Duration(ms) * time.Millisecond
 	}
 	return st, nil
 }
