@@ -35,7 +35,9 @@ type TaskSpec struct {
 	// Status is written when the task is created; an update keeps the
 	// current status unless Status is set. Empty means active on create.
 	Status Status
-	// Timeout bounds each run. Zero means the type's timeout.
+	// Timeout bounds each run. Zero means the type's timeout, as the
+	// process that runs it has it (nothing is stored); negative is an
+	// error.
 	Timeout time.Duration
 	// Concurrent lets runs overlap. False skips a fire while a run is going.
 	Concurrent bool
