@@ -35,6 +35,7 @@ func TestSetTasksPerTaskErrors(t *testing.T) {
 		{Key: "static", Type: "sms", Expression: "every:1h"},
 		{Key: "dup", Type: "sms", Expression: "every:2h", Params: smsJob{Text: "last"}},
 		{Key: "ok2", Type: "sms", Expression: "daily:03:00", TZ: "Europe/Paris"},
+		{Key: "badtimeout", Type: "sms", Expression: "every:1h", Timeout: -time.Second},
 	}
 	res, err := c.SetTasks(ctx, specs)
 	var te *TasksError
@@ -42,8 +43,9 @@ func TestSetTasksPerTaskErrors(t *testing.T) {
 		t.Fatalf("SetTasks: %v, want a *TasksError with %d entries", err, len(specs))
 	}
 	wantErr := map[int]string{1: `"badtype": type "nope" is not registered`, 2: `"badexpr": expression "every:banana"`,
-		3: `"badzone": tz "Mars/Base"`, 4: `"badparams": params do not decode`, 6: `"static": a task declared in code`}
-	want := []TaskResult{TaskCreated, TaskFailed, TaskFailed, TaskFailed, TaskFailed, TaskSuperseded, TaskFailed, TaskCreated, TaskCreated}
+		3: `"badzone": tz "Mars/Base"`, 4: `"badparams": params do not decode`, 6: `"static": a task declared in code`,
+		9: `"badtimeout": timeout -1s: want 0 (the type's) or more`}
+	want := []TaskResult{TaskCreated, TaskFailed, TaskFailed, TaskFailed, TaskFailed, TaskSuperseded, TaskFailed, TaskCreated, TaskCreated, TaskFailed}
 	for i := range specs {
 		if res[i] != want[i] {
 			t.Errorf("entry %d (%s): %v, want %v", i, specs[i].Key, res[i], want[i])
@@ -52,10 +54,10 @@ func TestSetTasksPerTaskErrors(t *testing.T) {
 			t.Errorf("entry %d: error %v, want one containing %q", i, te.Errs[i], w)
 		}
 	}
-	if !strings.Contains(err.Error(), "5 of 9 failed") {
+	if !strings.Contains(err.Error(), "6 of 10 failed") {
 		t.Errorf("error %q does not count the failures", err)
 	}
-	for _, k := range []string{"badtype", "badexpr", "badzone", "badparams"} {
+	for _, k := range []string{"badtype", "badexpr", "badzone", "badparams", "badtimeout"} {
 		if n := rc.Exists(ctx, newKeys("crontab").Task(k)).Val(); n != 0 {
 			t.Errorf("invalid task %q was written", k)
 		}
