@@ -323,10 +323,10 @@ type tiedTasks struct {
 // fires tried by every peer.
 const latestPerClaim = 4
 
-// backlogReadPerWorker is how many queue entries per free worker a claim
-// behind a backlog reads: with its peers' shares among them, about as many
-// of its own as it has free workers (S6: a 256-entry read per claim of 64
-// was 8.7 µs of Redis per fire, a third of it for 2 peers' shares).
+// backlogReadPerWorker is how many due queue entries per free worker a
+// claim reads: with its peers' shares among them, about as many of its own
+// as it has free workers (S6: a 256-entry read per claim of 64 was 8.7 µs
+// of Redis per fire, a third of it for 2 peers' shares).
 const backlogReadPerWorker = 2
 
 // lastScore is the last of scores, or -1 when there is none.
@@ -343,34 +343,31 @@ func lastScore(scores []int64) int64 {
 // it saw due at that next time (up to a batch), to be prepared ahead.
 func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
 	nowMS := ms(now)
-	// Read up to a batch, even with fewer free workers, so that the tasks
-	// due next are seen for preparing ahead; behind a backlog (the last
-	// read was all due) nothing is prepared ahead, and backlogReadPerWorker
-	// entries per free worker leave room for this process's share
-	// (preferOwn) at a fraction of a batch's read.
-	read := max(limit, dp.opts.batch)
-	if dp.backlog {
-		read = min(read, backlogReadPerWorker*limit)
-	}
-	read += dp.ignoredCount()
-	var head, latest []rdb.Entry
-	var err error
+	// One read of the queue (rdb.QueueWindow): the due tasks, up to
+	// backlogReadPerWorker per free worker (room for this process's share,
+	// preferOwn); the tasks of the next instant, up to a batch, to prepare
+	// ahead; the instant after that; and, behind a backlog, the latest due.
+	// What it reads is what the claim uses, not a batch of the head: with
+	// instants a millisecond apart (jittered tenants), a batch of the head
+	// was 256 entries read per fire or two.
+	ignored := dp.ignoredCount()
+	dueRead := backlogReadPerWorker*limit + ignored
+	latestRead := 0
 	if dp.backlog {
 		// Behind a backlog: the latest due too, so that an instant after
 		// it is not delayed by it (see latestPerClaim).
-		head, latest, err = dp.db.QueueHeadAndLatest(ctx, read, nowMS, latestPerClaim)
-	} else {
-		head, err = dp.db.QueueHead(ctx, read)
+		latestRead = latestPerClaim
 	}
+	win, err := dp.db.ReadQueueWindow(ctx, nowMS, dueRead, dp.opts.batch+ignored, latestRead)
 	if err != nil {
 		return 0, 0, tiedTasks{}, err
 	}
-	dp.backlog = len(head) == read && head[len(head)-1].Score <= nowMS
+	dp.backlog = len(win.Due) == dueRead
 	var due []string
 	var dueScores []int64
-	tied := tiedTasks{after: -1}
+	tied := tiedTasks{after: win.After, all: win.NextAll}
 	nextMS, retryMS := int64(-1), int64(-1)
-	for _, z := range head {
+	for _, z := range win.Due {
 		member, score := z.Member, z.Score
 		if dp.isIgnored(member, score) {
 			continue
@@ -381,19 +378,15 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 			}
 			continue
 		}
-		if score > nowMS {
-			if nextMS < 0 {
-				nextMS = score
-			}
-			if score != nextMS {
-				tied.all, tied.after = true, score
-				break
-			}
-			tied.members = append(tied.members, member)
-			continue
-		}
 		due, dueScores = append(due, member), append(dueScores, score)
 	}
+	for _, z := range win.Next {
+		nextMS = z.Score
+		if !dp.isIgnored(z.Member, z.Score) {
+			tied.members = append(tied.members, z.Member)
+		}
+	}
+	latest := win.Latest
 	// The latest due first, if the head does not hold them; then of the
 	// head, this process's share first (share.go).
 	var first []string
@@ -412,7 +405,6 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	due, dueScores = dp.currentShares().backlogShare().preferOwn(due, dueScores, limit-len(first))
 	due, dueScores = append(first, due...), append(firstScores, dueScores...)
 	if len(due) == 0 {
-		tied.all = tied.all || len(head) < read
 		if retryMS > 0 && (nextMS < 0 || retryMS < nextMS) {
 			return retryMS, 0, tied, nil // a deferred claim comes first
 		}

@@ -37,7 +37,9 @@
 //	    -schedule-procs worker processes: drain rate, lag, missed and
 //	    duplicate fires, and the lag of an every:1s probe task meanwhile.
 //	    With -schedule-zones the tasks are daily:09:00 spread over every
-//	    IANA zone, and each one's next_run after the fire is checked.
+//	    IANA zone, and each one's next_run after the fire is checked. With
+//	    -schedule-jitter D each task has that jitter, so each is due at the
+//	    instant plus its key's offset in [0, D) (the stampede spread out).
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -107,6 +109,7 @@ import (
 
 	"github.com/gocrontab/crontab/internal/bench"
 	crontab "github.com/gocrontab/crontab/runtime"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 func main() {
@@ -144,6 +147,7 @@ func main() {
 	flag.IntVar(&cfg.Schedules, "schedules", cfg.Schedules, "S6 run-time recurring tasks due at one instant")
 	flag.IntVar(&cfg.SchedProcs, "schedule-procs", cfg.SchedProcs, "S6 worker processes")
 	flag.BoolVar(&cfg.ScheduleZones, "schedule-zones", false, "S6 tasks daily:09:00 over every IANA zone (default every:1h, UTC)")
+	flag.DurationVar(&cfg.ScheduleJitter, "schedule-jitter", 0, "S6 tasks' jitter (TaskSpec.Jitter, 0 to 24h): each due at the instant plus its offset")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")
@@ -167,6 +171,14 @@ func main() {
 	}
 	if cfg.Schedules < 1 || cfg.Schedules > 10_000_000 {
 		fmt.Fprintf(os.Stderr, "crontabbench: -schedules %d: want 1 to 10000000\n", cfg.Schedules)
+		os.Exit(2)
+	}
+	if err := schedule.ValidateJitter(cfg.ScheduleJitter); err != nil {
+		fmt.Fprintf(os.Stderr, "crontabbench: -schedule-jitter: %v\n", err)
+		os.Exit(2)
+	}
+	if cfg.ScheduleJitter > 0 && cfg.ScheduleZones {
+		fmt.Fprintln(os.Stderr, "crontabbench: -schedule-jitter and -schedule-zones: use one or the other (the zone check assumes no offset)")
 		os.Exit(2)
 	}
 	if cfg.SchedProcs < 1 || cfg.SchedProcs > 16 {

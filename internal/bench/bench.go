@@ -80,6 +80,11 @@ type Config struct {
 	// zone (instead of every:1h in UTC), and checks each one's next_run
 	// after the fire.
 	ScheduleZones bool
+	// ScheduleJitter gives S6's tasks that jitter (TaskSpec.Jitter): each
+	// is due at the shared instant plus its key's offset in [0, jitter),
+	// as the top of the hour would have them, and its lag is measured
+	// from that. 0: none, all at the one instant.
+	ScheduleJitter time.Duration
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

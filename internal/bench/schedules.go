@@ -17,6 +17,7 @@ import (
 
 	"github.com/gocrontab/crontab/internal/proccpu"
 	crontab "github.com/gocrontab/crontab/runtime"
+	"github.com/gocrontab/crontab/runtime/schedule"
 )
 
 // tenantType is the registered task type of S6's run-time tasks.
@@ -55,8 +56,11 @@ type schedulesOutcome struct {
 	// in zone i mod Zones), 0 for every:1h in UTC; WrongNext counts the
 	// tasks whose next_run after the fire is not the next 09:00 of their
 	// zone (must be 0).
-	Zones        int     `json:"zones,omitempty"`
-	WrongNext    int     `json:"wrong_next,omitempty"`
+	Zones     int `json:"zones,omitempty"`
+	WrongNext int `json:"wrong_next,omitempty"`
+	// JitterMS is the tasks' jitter (ms): task i is due at the instant
+	// plus schedule.JitterOffset of its key; 0: all at the instant.
+	JitterMS     int64   `json:"jitter_ms,omitempty"`
 	RegisterRate float64 `json:"register_tasks_per_s"`
 	// Registered is how the tasks were written: "SetTasks of 10000 x2"
 	// (calls of 10,000 specs from 2 goroutines).
@@ -107,7 +111,9 @@ func runSchedules(ctx context.Context, e *env) error {
 	c := crontab.NewClient(prod, reg, crontab.WithNamespace(namespace))
 
 	mem0 := usedMemory(ctx, e.admin)
-	rate, how, err := registerTenants(ctx, c, n, o.Expression, zones)
+	jitter := e.cfg.ScheduleJitter
+	o.JitterMS = jitter.Milliseconds()
+	rate, how, err := registerTenants(ctx, c, n, o.Expression, zones, jitter)
 	if err != nil {
 		return err
 	}
@@ -139,16 +145,17 @@ func runSchedules(ctx context.Context, e *env) error {
 		return err
 	}
 	at := now.Add(3*time.Second).Truncate(time.Second).UnixMilli() + 500 // between the probe's instants
-	if err := moveTenants(ctx, prod, n, at); err != nil {
+	due := tenantInstants(n, at, jitter)
+	if err := moveTenants(ctx, prod, due); err != nil {
 		return err
 	}
 	for time.Now().UnixMilli() < at-200 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	u0, w0 := snapshot(ctx, e.admin), f.cpu()
-	deadline := time.UnixMilli(at).Add(30*time.Second + time.Duration(n/1000)*time.Second)
+	deadline := time.UnixMilli(at).Add(jitter + 30*time.Second + time.Duration(n/1000)*time.Second)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		if countTenantFires(f, at) >= n {
+		if countTenantFires(f, due) >= n {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -156,7 +163,7 @@ func runSchedules(ctx context.Context, e *env) error {
 	time.Sleep(500 * time.Millisecond) // a duplicate would come now
 	u1, w1 := snapshot(ctx, e.admin), f.cpu()
 	fires, _ := f.snapshot()
-	checkTenants(&o, fires, at)
+	checkTenants(&o, fires, at, due)
 	o.Cost = u0.to(u1, max(o.Fired, 1), 0, 0)
 	o.WorkerCPU = float64((w1 - w0).Microseconds()) / float64(max(o.Fired, 1))
 	if len(zones) > 0 {
@@ -167,13 +174,13 @@ func runSchedules(ctx context.Context, e *env) error {
 	mem2 := usedMemory(ctx, e.admin)
 	o.BytesPerTaskFired = float64(mem2-mem0) / float64(n)
 	e.report.Details["s6"] = o
-	e.logf("S6 drain of %d fires at one instant on %d processes: %.0f ms (%.0f fires/s), lag %s; probe lag %s; missed %d, duplicates %d; %.0f B/task after a fire; by process %v",
-		n, procs, o.Drain, o.FireRate, o.Lag, o.Probe, o.Missed, o.Duplicates, o.BytesPerTaskFired, o.ByProcess)
+	e.logf("S6 drain of %d fires at one instant%s on %d processes: %.0f ms (%.0f fires/s), lag %s; probe lag %s; missed %d, duplicates %d; %.0f B/task after a fire; by process %v",
+		n, jitterWords(jitter), procs, o.Drain, o.FireRate, o.Lag, o.Probe, o.Missed, o.Duplicates, o.BytesPerTaskFired, o.ByProcess)
 	if e.cfg.Verbose {
 		e.logf("S6 drain: %s; worker processes cpu %.1fµs/fire", o.Cost, o.WorkerCPU)
 	}
 
-	sc := fmt.Sprintf("S6 %d schedules %s, 1 instant, %d procs", n, o.Expression, procs)
+	sc := fmt.Sprintf("S6 %d schedules %s, 1 instant%s, %d procs", n, o.Expression, jitterWords(jitter), procs)
 	e.add(sc, "register ("+how+")", "tasks/s", o.RegisterRate, nil, false, &target{100000, ">= 100000"})
 	e.add(sc, "redis memory per task", "B/task", o.BytesPerTask, nil, true, &target{300, "<= 300 B"})
 	e.add(sc, "  after one fire each", "B/task", o.BytesPerTaskFired, nil, true, nil)
@@ -190,7 +197,7 @@ func runSchedules(ctx context.Context, e *env) error {
 
 // registerTenants writes n run-time tasks with Client.SetTasks, in calls
 // of tenantChunk specs from 2 goroutines, and returns the rate and how.
-func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string, zones []string) (float64, string, error) {
+func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string, zones []string, jitter time.Duration) (float64, string, error) {
 	const goroutines, tenantChunk = 2, 10000
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -206,7 +213,7 @@ func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string,
 				specs := make([]crontab.TaskSpec, 0, tenantChunk)
 				for i := lo; i < min(lo+tenantChunk, n); i++ {
 					spec := crontab.TaskSpec{Key: tenantKey(i), Type: tenantType, Expression: expr,
-						Params: map[string]int{"tenant": i}}
+						Params: map[string]int{"tenant": i}, Jitter: jitter}
 					if len(zones) > 0 {
 						spec.TZ = zones[i%len(zones)]
 					}
@@ -227,16 +234,35 @@ func registerTenants(ctx context.Context, c *crontab.Client, n int, expr string,
 	return float64(n) / time.Since(t0).Seconds(), fmt.Sprintf("SetTasks of %d x%d", tenantChunk, goroutines), nil
 }
 
-// moveTenants makes the n tasks due at the instant at (unix ms): their
-// next_run and queue score, pipelined.
-func moveTenants(ctx context.Context, rdb *redis.Client, n int, at int64) error {
+// jitterWords names a jitter in a scenario's title ("" for none).
+func jitterWords(jitter time.Duration) string {
+	if jitter == 0 {
+		return ""
+	}
+	return " + jitter " + jitter.String()
+}
+
+// tenantInstants is when each of the n tasks is due: the instant at (unix
+// ms) plus its key's jitter offset, as its schedule would have it.
+func tenantInstants(n int, at int64, jitter time.Duration) []int64 {
+	due := make([]int64, n)
+	for i := range due {
+		due[i] = at + schedule.JitterOffset(tenantKey(i), jitter).Milliseconds()
+	}
+	return due
+}
+
+// moveTenants makes task i due at due[i] (unix ms): its next_run and queue
+// score, pipelined.
+func moveTenants(ctx context.Context, rdb *redis.Client, due []int64) error {
 	const chunk = 5000
+	n := len(due)
 	for i := 0; i < n; i += chunk {
 		pipe := rdb.Pipeline()
 		for k := i; k < min(i+chunk, n); k++ {
 			key := tenantKey(k)
-			pipe.HSet(ctx, "{"+namespace+"}:task:"+key, "next_run", at)
-			pipe.ZAdd(ctx, "{"+namespace+"}:queue", redis.Z{Score: float64(at), Member: key})
+			pipe.HSet(ctx, "{"+namespace+"}:task:"+key, "next_run", due[k])
+			pipe.ZAdd(ctx, "{"+namespace+"}:queue", redis.Z{Score: float64(due[k]), Member: key})
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("move tasks %d to %d to the instant: %w", i, min(i+chunk, n)-1, err)
@@ -256,30 +282,40 @@ func (f *fleet) cpu() time.Duration {
 	return d
 }
 
-func countTenantFires(f *fleet, at int64) int {
+// countTenantFires counts the fires reported of tenant tasks at their
+// instant, due[i] for task i.
+func countTenantFires(f *fleet, due []int64) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := 0
 	for _, l := range f.fires {
-		if l.fireMS == at && strings.HasPrefix(l.task, "s-") {
+		if i, ok := tenantIndex(l.task, len(due)); ok && l.fireMS == due[i] {
 			c++
 		}
 	}
 	return c
 }
 
-// checkTenants fills o from the fires the workers reported for the
-// instant at, and the probe's during the drain.
-func checkTenants(o *schedulesOutcome, fires []fireLine, at int64) {
+// tenantIndex is i of the tenant task key "s-<i>", if it is one of n.
+func tenantIndex(task string, n int) (int, bool) {
+	rest, ok := strings.CutPrefix(task, "s-")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	return i, err == nil && i >= 0 && i < n
+}
+
+// checkTenants fills o from the fires the workers reported of each task i
+// at its instant due[i] (the instant at plus its jitter offset), and the
+// probe's during the drain; the drain is from at to the last start.
+func checkTenants(o *schedulesOutcome, fires []fireLine, at int64, due []int64) {
 	seen := make([]int, o.Tasks)
 	var lags, probe []time.Duration
 	var last int64
 	for _, l := range fires {
-		if !strings.HasPrefix(l.task, "s-") {
-			continue
-		}
-		i, err := strconv.Atoi(l.task[2:])
-		if err != nil || i < 0 || i >= o.Tasks || l.fireMS != at {
+		i, ok := tenantIndex(l.task, o.Tasks)
+		if !ok || l.fireMS != due[i] {
 			continue
 		}
 		seen[i]++

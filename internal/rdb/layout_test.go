@@ -2,10 +2,14 @@ package rdb
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/gocrontab/crontab/internal/redistest"
 )
@@ -87,5 +91,59 @@ func TestClaimLockTTLOfTheType(t *testing.T) {
 	}
 	if ttl := c.PTTL(ctx, r.k.Lock("set")).Val(); ttl <= 30*time.Second || ttl > 60*time.Second {
 		t.Errorf("lock of a task with a timeout of 60s: TTL %v", ttl)
+	}
+}
+
+// TestReadQueueWindow: the window is the due entries (up to the count),
+// the next instant's entries (all of it, or up to the count), the instant
+// after it and the latest due, whatever else is queued.
+func TestReadQueueWindow(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	add := func(score int64, members ...string) {
+		for _, m := range members {
+			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(score), Member: m}).Err())
+		}
+	}
+	add(100, "a", "b")
+	add(200, "c")
+	add(1000, "n1", "n2", "n3")
+	add(2000, "later")
+	for i := range 50 {
+		add(3000+int64(i), fmt.Sprintf("far%d", i))
+	}
+	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(es []Entry) string {
+		var s []string
+		for _, e := range es {
+			s = append(s, fmt.Sprintf("%s@%d", e.Member, e.Score))
+		}
+		return strings.Join(s, " ")
+	}
+	if got := names(w.Due); got != "a@100 b@100 c@200" {
+		t.Errorf("due %q", got)
+	}
+	if got := names(w.Next); got != "n1@1000 n2@1000 n3@1000" || !w.NextAll || w.After != 2000 {
+		t.Errorf("next %q (all %v), after %d; want n1-n3 at 1000, all, after 2000", got, w.NextAll, w.After)
+	}
+	if got := names(w.Latest); got != "c@200 b@100" {
+		t.Errorf("latest %q", got)
+	}
+	// Counts bound each part; none past the last instant.
+	if w, err = r.ReadQueueWindow(ctx, 500, 2, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Due) != 2 || len(w.Next) != 2 || w.NextAll || len(w.Latest) != 0 {
+		t.Errorf("bounded window: %+v", w)
+	}
+	if w, err = r.ReadQueueWindow(ctx, 5000, 100, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Due) != 57 || len(w.Next) != 0 || w.After != -1 {
+		t.Errorf("all due: %d due, next %v, after %d", len(w.Due), w.Next, w.After)
 	}
 }

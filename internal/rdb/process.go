@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -202,38 +203,94 @@ type Entry struct {
 	Score  int64
 }
 
-// QueueHead returns the first n entries of the task queue, soonest first.
-func (r *RDB) QueueHead(ctx context.Context, n int) ([]Entry, error) {
-	zs, err := r.c.ZRangeWithScores(ctx, r.k.Queue(), 0, int64(n)-1).Result()
+// QueueWindow is what a claim reads of the task queue at nowMS (see
+// ReadQueueWindow): Due, the due entries, soonest first; Next, the entries
+// of the next instant after nowMS; NextAll, whether Next holds all of that
+// instant's; After, the instant after Next's (-1: none); Latest, the
+// latest due entries, newest first.
+type QueueWindow struct {
+	Due, Next, Latest []Entry
+	NextAll           bool
+	After             int64
+}
+
+// queueWindowScript reads a claim's window of the queue, and writes
+// nothing.
+//
+// KEYS: queue
+// ARGV: now_ms, due_n, next_n, latest_n
+// Returns {due, next, after, latest}, each a ZRANGE WITHSCORES reply: up to
+// due_n entries with a score <= now_ms, soonest first; up to next_n of the
+// first score after now_ms; the first entry after that score (none or
+// one); up to latest_n entries <= now_ms, newest first (none when 0).
+// Each is a ZRANGE BYSCORE with a LIMIT: O(log N) plus what it returns.
+var queueWindowScript = redis.NewScript(`#!lua flags=no-writes
+local q, now = KEYS[1], ARGV[1]
+local due = redis.call('ZRANGE', q, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]), 'WITHSCORES')
+local latest = {}
+if tonumber(ARGV[4]) > 0 then
+  latest = redis.call('ZRANGE', q, now, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[4]), 'WITHSCORES')
+end
+local nxt, after = {}, {}
+local first = redis.call('ZRANGE', q, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+if #first > 0 then
+  nxt = redis.call('ZRANGE', q, first[2], first[2], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[3]), 'WITHSCORES')
+  after = redis.call('ZRANGE', q, '(' .. first[2], '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+end
+return {due, nxt, after, latest}
+`)
+
+// ReadQueueWindow reads, in one call, the window of the queue a claim at
+// nowMS uses: up to due due entries, up to next entries of the next
+// instant, the instant after it, and up to latest of the latest due.
+// Its cost is what it returns, however many tasks are queued: a claim
+// reads no entries it will not use (instants a millisecond apart, as
+// jittered tenants have them, put a batch of the head over many instants).
+func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, latest int) (QueueWindow, error) {
+	res, err := queueWindowScript.Run(ctx, r.c, []string{r.k.Queue()}, nowMS, due, next, latest).Slice()
 	if err != nil {
-		return nil, err
+		return QueueWindow{}, err
 	}
-	return entries(zs), nil
-}
-
-// QueueHeadAndLatest returns, in one round trip, the first n entries of
-// the task queue (soonest first) and the latest entries due at nowMS, up
-// to latest of them (the newest first): the instants a backlog in front
-// of them would delay.
-func (r *RDB) QueueHeadAndLatest(ctx context.Context, n int, nowMS int64, latest int) (head, newest []Entry, err error) {
-	pipe := r.c.Pipeline()
-	h := pipe.ZRangeWithScores(ctx, r.k.Queue(), 0, int64(n)-1)
-	l := pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: r.k.Queue(), Start: nowMS, Stop: "-inf", ByScore: true, Rev: true,
-		Count: int64(latest)})
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, nil, err
+	if len(res) != 4 {
+		return QueueWindow{}, errors.New("queue window: reply of the wrong length")
 	}
-	return entries(h.Val()), entries(l.Val()), nil
-}
-
-// entries converts a ZRANGE WITHSCORES reply.
-func entries(zs []redis.Z) []Entry {
-	out := make([]Entry, len(zs))
-	for i, z := range zs {
-		out[i].Member, _ = z.Member.(string)
-		out[i].Score = int64(z.Score)
+	part := func(i int) ([]Entry, error) {
+		flat, _ := res[i].([]any)
+		if len(flat)%2 != 0 {
+			return nil, errors.New("queue window: odd ZRANGE WITHSCORES reply")
+		}
+		out := make([]Entry, len(flat)/2)
+		for j := range out {
+			out[j].Member, _ = flat[2*j].(string)
+			s, _ := flat[2*j+1].(string)
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("queue window: score %q of %q: %w", s, out[j].Member, err)
+			}
+			out[j].Score = int64(f)
+		}
+		return out, nil
 	}
-	return out
+	var w QueueWindow
+	if w.Due, err = part(0); err != nil {
+		return QueueWindow{}, err
+	}
+	if w.Next, err = part(1); err != nil {
+		return QueueWindow{}, err
+	}
+	after, err := part(2)
+	if err != nil {
+		return QueueWindow{}, err
+	}
+	if w.Latest, err = part(3); err != nil {
+		return QueueWindow{}, err
+	}
+	w.NextAll = len(w.Next) < next
+	w.After = -1
+	if len(after) > 0 {
+		w.After = after[0].Score
+	}
+	return w, nil
 }
 
 // QueueScore returns a task's queue score; ok is false when it is not
