@@ -525,13 +525,8 @@ for i = 0, n - 1 do
 end
 local foreign = {}
 for _, hist in ipairs(order) do
-  local r, ok = recs[hist], true
-  if #r > 1 then
-    -- Oldest first, so that the newest record ends at the head.
-    ok = type(redis.pcall('LPUSH', hist, unpack(r, 1, #r - 1))) == 'number'
-  end
-  if ok and #r > 0 then ok = push_history(hist, r[#r], limit, age) end
-  if not ok then foreign[hist] = true end
+  local r = recs[hist]
+  if #r > 0 and not push_history_many(hist, r, limit, age) then foreign[hist] = true end
 end
 local out, nfailed = {}, 0
 for i = 0, n - 1 do
