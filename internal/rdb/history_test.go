@@ -133,8 +133,8 @@ func commandCalls(t *testing.T, c *redis.Client) map[string]int64 {
 // TestFinishOfANewHistoryReadsNoTail: the finish of a run whose task has
 // no history yet (a task's first fire, every fire of S6) writes the list
 // with LPUSH and PEXPIRE alone: the record it pushed is the tail, checked
-// in the script without LINDEX (each command a script sends costs about
-// as much as a client's).
+// in the script without LINDEX; and the batch's own commands are counted
+// (each command a script sends costs about as much as a client's).
 func TestFinishOfANewHistoryReadsNoTail(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
@@ -143,8 +143,10 @@ func TestFinishOfANewHistoryReadsNoTail(t *testing.T) {
 	runs := make([]RunFinish, 8)
 	for i := range runs {
 		task := "t" + strconv.Itoa(i)
-		runs[i] = RunFinish{RunID: RunID(task, now), Task: task, LockValue: LockValue("p", now), Outcome: "ok", Record: rec(task, now)}
+		must(t, c.HSet(ctx, r.k.Task(task), "name", task, "runs", 3, "failures", 0, "next_run", now+1000).Err())
+		runs[i] = RunFinish{RunID: RunID(task, now), Task: task, LockValue: LockValue("p", now), Outcome: "ok", Record: rec(task, now), LagMS: 2}
 	}
+	must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(now + 1000), Member: RunID("t0", now)}).Err())
 	must(t, c.ConfigResetStat(ctx).Err())
 	if _, err := r.FinishRuns(ctx, testHistory, runs); err != nil {
 		t.Fatal(err)
@@ -155,6 +157,22 @@ func TestFinishOfANewHistoryReadsNoTail(t *testing.T) {
 	}
 	if calls["lpush"] != 8 || calls["pexpire"] != 8 {
 		t.Errorf("LPUSH %d, PEXPIRE %d calls, want one each per run (8)", calls["lpush"], calls["pexpire"])
+	}
+	var total int64
+	for name, n := range calls {
+		if name != "evalsha" && name != "eval" && name != "config|resetstat" && name != "info" {
+			total += n
+		}
+	}
+	t.Logf("commands: %v", calls)
+	// Per run: HMGET and HSET of the task, LPUSH and PEXPIRE of the
+	// history; per batch 13: TIME, TYPE of queue and tasks, SREM of
+	// running, ZREM of alive, DEL of the leases, MGET of the locks (no DEL:
+	// none held here), and stats:min's HMGET, HDEL and HSET of a new
+	// minute, HINCRBY of fires and lag_sum, HSET of lag_max. (Before: a
+	// LINDEX per run, TYPE of running, alive and stats:min, two HGET.)
+	if want := int64(4*len(runs) + 13); total > want {
+		t.Errorf("%d commands for %d runs, want at most %d", total, len(runs), want)
 	}
 	for _, f := range runs {
 		if n := c.LLen(ctx, r.k.History(f.Task)).Val(); n != 1 {
