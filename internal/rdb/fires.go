@@ -460,11 +460,10 @@ type RunFinish struct {
 // Returns one code per run: 1, or 2 when the history key holds a foreign
 // value (the run's record was not written).
 var finishRunsScript = redis.NewScript(luaNow + luaHistory + luaMinute + `
-want_type(KEYS[1], 'set')
+-- running: its SREM, the first write, fails on another type by itself.
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
 local alive = KEYS[#KEYS]
-local alive_t = redis.call('TYPE', alive).ok
 -- plus_one(v) is HINCRBY v 1 done in Lua, for a field read with HMGET: nil
 -- when HINCRBY would refuse v (not a canonical integer) or when v is too
 -- large for a Lua number to count exactly; then incr() writes it.
@@ -487,7 +486,10 @@ for i = 0, n - 1 do
   end
 end
 callk('SREM', KEYS[1], ids)
-if alive_t == 'zset' then callk('ZREM', alive, ids) end
+-- alive of another type: the pcall's error, nothing removed.
+if type(redis.pcall('ZREM', alive, unpack(ids, 1, math.min(#ids, ` + luaChunk + `)))) == 'number' and #ids > ` + luaChunk + ` then
+  callk('ZREM', alive, ids, ` + luaChunk + ` + 1)
+end
 for j, sids in pairs(slotted) do redis.pcall('ZREM', KEYS[3 + 4 * n + j], unpack(sids)) end -- at most a batch: 512
 calln('DEL', runs)
 local held = calln('MGET', locks) -- false for a key of another type
@@ -531,13 +533,8 @@ for i = 0, n - 1 do
 end
 local foreign = {}
 for _, hist in ipairs(order) do
-  local r, ok = recs[hist], true
-  if #r > 1 then
-    -- Oldest first, so that the newest record ends at the head.
-    ok = type(redis.pcall('LPUSH', hist, unpack(r, 1, #r - 1))) == 'number'
-  end
-  if ok and #r > 0 then ok = push_history(hist, r[#r], limit, age) end
-  if not ok then foreign[hist] = true end
+  local r = recs[hist]
+  if #r > 0 and not push_history_many(hist, r, limit, age) then foreign[hist] = true end
 end
 local out, nfailed = {}, 0
 for i = 0, n - 1 do

@@ -38,12 +38,22 @@ func scriptUsec(ctx context.Context, b *testing.B, c *redis.Client) float64 {
 // tasks (every:1h, small params, as SetTask writes them), one ClaimFires
 // and one FinishRuns call per batch, and reports the Redis time per fire
 // of each (redis-µs/claim, redis-µs/finish: INFO commandstats, the
-// server's own CPU in the scripts, whatever the client costs).
+// server's own CPU in the scripts, whatever the client costs). The
+// history=new cases delete the histories before each batch (untimed): the
+// finish then writes lists just created, as every fire of S6 does.
 //
 //	go test ./internal/rdb -run '^$' -bench FireCycle -benchtime 200x
 func BenchmarkFireCycle(b *testing.B) {
-	for _, batch := range []int{16, 64, 512} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	type cycle struct {
+		batch int
+		fresh bool
+	}
+	for _, cy := range []cycle{{16, false}, {64, false}, {512, false}, {64, true}} {
+		batch, name := cy.batch, fmt.Sprintf("batch=%d", cy.batch)
+		if cy.fresh {
+			name += "/history=new"
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			c := redistest.Start(b).Client(b)
 			r := New(c, "bench")
@@ -69,6 +79,15 @@ func BenchmarkFireCycle(b *testing.B) {
 					fins[i] = RunFinish{RunID: id, Task: key, LockValue: LockValue("p1", fire), Outcome: "ok", DurationMS: 1,
 						Record: `{"task":"` + key + `","fire":` + strconv.FormatInt(fire, 10) + `,"start_ms":` + strconv.FormatInt(now, 10) +
 							`,"end_ms":` + strconv.FormatInt(now, 10) + `,"outcome":"ok","process":"p1","attempt":1}`}
+				}
+				if cy.fresh {
+					hists := make([]string, batch)
+					for i := range hists {
+						hists[i] = r.k.History("s-" + strconv.Itoa(i))
+					}
+					if err := c.Del(ctx, hists...).Err(); err != nil {
+						b.Fatal(err)
+					}
 				}
 				u0 := scriptUsec(ctx, b, c)
 				res, err := r.ClaimFires(ctx, r.NewFireClaim("p1", HistoryBound{Records: 10, Age: 24 * time.Hour},

@@ -465,7 +465,7 @@ type AckBatch struct {
 // prefix. (A capped type's running slots are not the ack's: see "The
 // limits of a claim" in limits.go.)
 // Returns the ids of deliveries that were no longer ours.
-var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaHistoryMany + luaMinute + `
+var ackJobsScript = redis.NewScript(luaNow + luaHistory + luaMinute + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'hash')

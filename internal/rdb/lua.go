@@ -59,9 +59,11 @@ end
 const luaChunk = "4000"
 
 // luaHistory is the prelude that defines push_history(key, record, limit,
-// age_ms): LPUSH the record, trim to limit, drop records older than age from
-// the tail and let the whole list expire after age without writes; it
-// returns false, writing nothing, when the key holds another type (a
+// age_ms) and push_history_many(key, records, limit, age_ms): LPUSH the
+// records (oldest first, so the newest ends at the head, in one call),
+// trim to limit, drop records older than age from the tail (at most 16 a
+// call) and let the whole list expire after age without writes; they
+// return false, writing nothing, when the key holds another type (a
 // foreign value), so the rest of the script still runs. It also
 // defines incr(key, field, n), an HINCRBY that resets a counter holding
 // garbage to n instead of failing the script: a script that fails half way
@@ -69,37 +71,54 @@ const luaChunk = "4000"
 // counter must not stop the claims of every other task. Every redis.call
 // costs a script about as much as the command itself, so these make as few
 // as they can: the LPUSH's error stands for a TYPE check, and its length
-// tells whether LTRIM has anything to do.
+// tells whether LTRIM has anything to do and whether the list was just
+// created, whose tail is then a record in hand: its age is checked without
+// the LINDEX. A record's age is its end_ms (or fire, in a record without
+// end_ms), read with a string match of the number (hist_ms; cjson.decode
+// only for a record the match does not read: a foreign or odd one).
 const luaHistory = `
 local function incr(key, field, n)
   local r = redis.pcall('HINCRBY', key, field, n)
   if type(r) == 'table' and r.err then redis.pcall('HSET', key, field, n) end
 end
-local function push_history(key, record, limit, age)
-  local len = redis.pcall('LPUSH', key, record)
+local function hist_ms(rec)
+  local v = string.match(rec, '"end_ms":(%-?%d+)[,}]')
+  if not v and not string.find(rec, '"end_ms"', 1, true) then v = string.match(rec, '"fire":(%-?%d+)[,}]') end
+  if v then return tonumber(v) end
+  local ok, r = pcall(cjson.decode, rec)
+  if ok and type(r) == 'table' then return tonumber(r.end_ms or r.fire) end
+  return nil
+end
+local function push_history_many(key, records, limit, age)
+  local n = #records
+  local len = redis.pcall('LPUSH', key, unpack(records))
   if type(len) ~= 'number' then return false end -- WRONGTYPE: nothing written
-  if len > limit then redis.call('LTRIM', key, 0, limit - 1) end
-  for _ = 1, 16 do
-    local tail = redis.call('LINDEX', key, -1)
-    if not tail then break end
-    local ok, r = pcall(cjson.decode, tail)
-    if ok and type(r) == 'table' and tonumber(r.end_ms or r.fire) and tonumber(r.end_ms or r.fire) >= now - age then break end
-    redis.call('RPOP', key)
+  if len == n then
+    -- A new list: it holds records[n - kept + 1 .. n] once trimmed, its
+    -- tail first, in hand; one LTRIM (or DEL) trims by count and age.
+    local kept = math.min(len, limit)
+    local old = 0
+    while old < 16 and old < kept do
+      local ms = hist_ms(records[n - kept + 1 + old])
+      if ms and ms >= now - age then break end
+      old = old + 1
+    end
+    if old == kept then redis.call('DEL', key) return true end
+    if kept - old < len then redis.call('LTRIM', key, 0, kept - old - 1) end
+  else
+    if len > limit then redis.call('LTRIM', key, 0, limit - 1) end
+    for _ = 1, 16 do
+      local tail = redis.call('LINDEX', key, -1)
+      if not tail then break end
+      local ms = hist_ms(tail)
+      if ms and ms >= now - age then break end
+      redis.call('RPOP', key)
+    end
   end
   redis.call('PEXPIRE', key, age)
   return true
 end
-`
-
-// luaHistoryMany defines push_history_many(key, records, limit, age_ms):
-// push_history of each record in order (oldest first), trimming once.
-const luaHistoryMany = `
-local function push_history_many(key, records, limit, age)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'list' and t ~= 'none' then return false end -- a foreign value: no records
-  if #records > 1 then redis.call('LPUSH', key, unpack(records, 1, #records - 1)) end
-  push_history(key, records[#records], limit, age)
-end
+local function push_history(key, record, limit, age) return push_history_many(key, {record}, limit, age) end
 `
 
 // luaOwner defines owner_split(v): the claim and the due time (a string of

@@ -33,24 +33,24 @@ var minuteCounters = []string{MinuteFires, MinuteFailed, MinuteLagSum, MinuteLag
 // zeroing a slot left by an older minute) and raises its lag_max to
 // lagmax. It writes nothing when key holds another type, and a counter
 // HINCRBY refuses is set anew: it never fails its script, so a script calls
-// it after its other writes. Needs luaNow's now.
+// it after its other writes. Needs luaNow's now. One HMGET reads the slot's
+// minute and lag_max (and stands for the type check).
 var luaMinute = `
 local function minute_add(key, adds, lagmax)
-  local kt = redis.call('TYPE', key).ok
-  if kt ~= 'hash' and kt ~= 'none' then return end
   local m = math.floor(now / 60000)
   local s = tostring(m % 60)
-  if redis.call('HGET', key, s) ~= tostring(m) then
+  local h = redis.pcall('HMGET', key, s, s .. ':lag_max') -- its error stands for a TYPE check
+  if h.err then return end
+  local cur = tonumber(h[2]) or 0
+  if h[1] ~= tostring(m) then
     redis.call('HDEL', key, ` + luaMinuteFields() + `)
     redis.call('HSET', key, s, m)
+    cur = 0
   end
   for f, v in pairs(adds) do
     if v ~= 0 then incr(key, s .. ':' .. f, v) end
   end
-  if lagmax and lagmax > 0 then
-    local cur = tonumber(redis.call('HGET', key, s .. ':lag_max')) or 0
-    if lagmax > cur then redis.call('HSET', key, s .. ':lag_max', lagmax) end
-  end
+  if lagmax and lagmax > 0 and lagmax > cur then redis.call('HSET', key, s .. ':lag_max', lagmax) end
 end
 `
 

@@ -8,7 +8,8 @@ import (
 // Record is one run record of a task's history list (history:<key>), as
 // stored: JSON, times in unix ms. The Lua scripts write the same shape for
 // skipped and abandoned fires, and push_history reads its end_ms (or fire)
-// to drop records past the history's age.
+// to drop records past the history's age, by a string match of the plain
+// integer Encode writes (cjson.decode only for a record it does not read).
 type Record struct {
 	Task    string `json:"task"`
 	JobID   string `json:"job,omitempty"`
