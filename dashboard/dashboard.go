@@ -16,8 +16,8 @@
 //
 // # API
 //
-//	GET  /api/overview                 counts, tasks (with sparkline points), jobs, dead jobs, processes
-//	GET  /api/tasks                    every task
+//	GET  /api/overview                 counts, a page of tasks (with sparkline points), the first 50 jobs of each state, processes (?cursor=C&limit=N&match=GLOB&status=S&type=T)
+//	GET  /api/tasks                    a page of tasks, a JSON array (?cursor=C&limit=N&match=GLOB&status=S&type=T; limit default 1000)
 //	GET  /api/tasks/{name}             one task
 //	GET  /api/tasks/{name}/history     its runs, newest first (?limit=N, default 50)
 //	POST /api/tasks/{name}/{action}    action: pause, resume, disable, enable or trigger
@@ -38,9 +38,25 @@
 //
 // The page polls /api/counts and the pages it shows (Inspector.TaskPage
 // and JobPage), so its refresh reads only what is on screen, whatever the
-// number of tasks and jobs; /api/overview and /api/tasks read every task.
+// number of tasks and jobs. No endpoint reads every task: /api/tasks,
+// /api/overview and /api/page/tasks each read one page (Inspector.TaskPage),
+// and the jobs of /api/overview are one JobPage of each state.
+//
+// A page's query: cursor is the previous page's next cursor ("" or absent
+// starts); limit is 1 to 1000 (crontab.MaxPageLimit), by default 50
+// (crontab.DefaultPageLimit), or 1000 for /api/tasks, so that a namespace
+// of up to 1000 tasks comes whole in one reply; a page may hold a few more
+// than limit tasks (Inspector.TaskPage). A limit out of range, a status
+// other than active, paused or disabled, or a cursor that is not a next
+// cursor is a 400 that names it; a limit is never clamped. match is a
+// Redis glob on the name, type a task type.
+//
 // A page's reply is {"tasks" or "jobs": [...], "next_cursor": "..."}
-// (next_cursor "" on the last page). A bulk reply lists each item's
+// (next_cursor "" on the last page). /api/tasks answers the array alone,
+// and the next cursor in the X-Next-Cursor header and a Link header
+// (<?cursor=C&...>; rel="next"), both absent on the last page;
+// /api/overview names it "tasks_next_cursor" (continue with /api/page/tasks
+// or /api/tasks). A bulk reply lists each item's
 // outcome, {"results": [{"name" or "id": ..., "error": ...}]}, and is
 // 200 even when some failed; a bulk request holds at most 1000 items.
 //
@@ -87,7 +103,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	crontab "github.com/gocrontab/crontab/runtime"
@@ -293,19 +308,31 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{"csrf_token": h.csrf, "namespace": h.cfg.Namespace})
 }
 
-// Overview is the reply of GET /api/overview.
+// Overview is the reply of GET /api/overview: the counts, the first page
+// of tasks (the query of /api/page/tasks; TasksNextCursor continues it
+// there, "" when it was the last), the first overviewJobs pending and
+// running jobs (Jobs) and dead jobs (Dead), and the processes.
 type Overview struct {
-	Counts    Counts    `json:"counts"`
-	Tasks     []Task    `json:"tasks"`
-	Jobs      []Job     `json:"jobs"`
-	Dead      []Job     `json:"dead"`
-	Processes []Process `json:"processes"`
+	Counts          Counts    `json:"counts"`
+	Tasks           []Task    `json:"tasks"`
+	TasksNextCursor string    `json:"tasks_next_cursor"`
+	Jobs            []Job     `json:"jobs"`
+	Dead            []Job     `json:"dead"`
+	Processes       []Process `json:"processes"`
 }
 
-// overviewJobs caps the jobs the overview lists per state.
+// overviewJobs caps the jobs the overview lists per state (one JobPage
+// each).
 const overviewJobs = 50
 
+// overview reads a bounded overview: a page of tasks, a page of each
+// state's jobs, the counts and the processes; nothing in it grows with
+// the number of tasks or jobs.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
+	q, ok := taskQueryParam(w, r, crontab.DefaultPageLimit)
+	if !ok {
+		return
+	}
 	ctx := r.Context()
 	c := h.cfg.Inspector
 	var out Overview
@@ -315,33 +342,22 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Counts = CountsView(counts)
-	tasks, err := c.ListTasks(ctx)
+	page, err := c.TaskPage(ctx, q)
 	if err != nil {
-		h.fail(w, r, err)
+		badCursor(w, r, h, err, q.Cursor)
 		return
 	}
-	out.Tasks = make([]Task, len(tasks))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, t := range tasks {
-		out.Tasks[i] = TaskView(t)
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out.Tasks[i].Recent = h.recent(ctx, t.Name)
-		})
-	}
-	wg.Wait()
+	out.Tasks, out.TasksNextCursor = h.withSparklines(ctx, page.Tasks), page.NextCursor
 	for _, st := range []crontab.JobState{crontab.JobPending, crontab.JobRunning, crontab.JobDead} {
-		jobs, err := c.Jobs(ctx, crontab.JobFilter{State: st, Limit: overviewJobs})
+		jobs, err := c.JobPage(ctx, crontab.JobQuery{State: st, Limit: overviewJobs})
 		if err == nil && st == crontab.JobPending {
-			err = c.ExplainWaiting(ctx, jobs)
+			err = c.ExplainWaiting(ctx, jobs.Jobs)
 		}
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		for _, j := range jobs {
+		for _, j := range jobs.Jobs {
 			if st == crontab.JobDead {
 				out.Dead = append(out.Dead, JobView(j))
 			} else {
@@ -383,15 +399,33 @@ func (h *Handler) recent(ctx context.Context, task string) []Point {
 	return pts
 }
 
+// tasksLimit is the default limit of GET /api/tasks: a namespace of up to
+// that many tasks comes whole in one reply.
+const tasksLimit = crontab.MaxPageLimit
+
+// tasks answers a page of tasks (the query of /api/page/tasks, without
+// sparklines) as a JSON array; the next page's cursor is in the
+// X-Next-Cursor header and a Link rel="next" (both absent on the last
+// page).
 func (h *Handler) tasks(w http.ResponseWriter, r *http.Request) {
-	tasks, err := h.cfg.Inspector.ListTasks(r.Context())
-	if err != nil {
-		h.fail(w, r, err)
+	q, ok := taskQueryParam(w, r, tasksLimit)
+	if !ok {
 		return
 	}
-	out := make([]Task, len(tasks))
-	for i, t := range tasks {
+	page, err := h.cfg.Inspector.TaskPage(r.Context(), q)
+	if err != nil {
+		badCursor(w, r, h, err, q.Cursor)
+		return
+	}
+	out := make([]Task, len(page.Tasks))
+	for i, t := range page.Tasks {
 		out[i] = TaskView(t)
+	}
+	if page.NextCursor != "" {
+		next := r.URL.Query()
+		next.Set("cursor", page.NextCursor)
+		w.Header().Set("X-Next-Cursor", page.NextCursor)
+		w.Header().Set("Link", "<?"+next.Encode()+`>; rel="next"`)
 	}
 	writeJSON(w, out)
 }

@@ -296,8 +296,15 @@ func TestAPI(t *testing.T) {
 	if ov.Counts.Tasks != 4 || ov.Counts.Processes != 2 || ov.Counts.JobsPending != 5 || ov.Counts.JobsDead != 1 || ov.Counts.Now.IsZero() {
 		t.Errorf("counts %+v", ov.Counts)
 	}
-	if len(ov.Tasks) != 4 || ov.Tasks[2].Name != "heartbeat" || len(ov.Tasks[2].Recent) < 2 || ov.Tasks[2].Recent[0].Outcome != "ok" {
-		t.Errorf("tasks %+v", ov.Tasks)
+	if len(ov.Tasks) != 4 || ov.Tasks[2].Name != "heartbeat" || len(ov.Tasks[2].Recent) < 2 || ov.Tasks[2].Recent[0].Outcome != "ok" || ov.TasksNextCursor != "" {
+		t.Errorf("tasks %+v, next cursor %q", ov.Tasks, ov.TasksNextCursor)
+	}
+	// A namespace of fewer than 1000 tasks comes whole from /api/tasks, as before it was paged.
+	var all []dashboard.Task
+	code, hdr, body := cl.do("GET", "/api/tasks", nil)
+	if err := json.Unmarshal([]byte(body), &all); err != nil || code != 200 || len(all) != 4 || all[0].Name != "clean logs" ||
+		hdr.Get("X-Next-Cursor") != "" || hdr.Get("Link") != "" {
+		t.Errorf("GET /api/tasks: %d %v %s", code, hdr, body)
 	}
 	if len(ov.Jobs) != 5 || ov.Jobs[0].ID != "export-q3" || ov.Jobs[1].ID != "sms-15550100" || len(ov.Dead) != 1 || ov.Dead[0].Error != "gateway rejected the number" || len(ov.Processes) != 2 {
 		t.Errorf("jobs %+v dead %+v processes %+v", ov.Jobs, ov.Dead, ov.Processes)

@@ -4,6 +4,7 @@ package dashboard
 // bulk actions on a selection.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -37,11 +38,12 @@ type CountsReply struct {
 const maxBulk = 1000
 
 // pageLimitParam reads ?limit= for a page: 1 to crontab.MaxPageLimit, or
-// the default when absent.
-func pageLimitParam(w http.ResponseWriter, r *http.Request) (int, bool) {
+// def when absent. Any other value answers 400 naming the parameter: a
+// limit is never clamped.
+func pageLimitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
 	s := r.URL.Query().Get("limit")
 	if s == "" {
-		return crontab.DefaultPageLimit, true
+		return def, true
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > crontab.MaxPageLimit {
@@ -49,6 +51,22 @@ func pageLimitParam(w http.ResponseWriter, r *http.Request) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// taskQueryParam reads a page of tasks' query (?cursor=C&limit=N&match=GLOB
+// &status=S&type=T), with def the limit when absent, or answers 400.
+func taskQueryParam(w http.ResponseWriter, r *http.Request, def int) (crontab.TaskQuery, bool) {
+	limit, ok := pageLimitParam(w, r, def)
+	if !ok {
+		return crontab.TaskQuery{}, false
+	}
+	q := r.URL.Query()
+	st := crontab.Status(q.Get("status"))
+	if st != "" && !st.Valid() {
+		writeError(w, http.StatusBadRequest, "status "+strconv.Quote(string(st))+": want active, paused or disabled")
+		return crontab.TaskQuery{}, false
+	}
+	return crontab.TaskQuery{Cursor: q.Get("cursor"), Limit: limit, Match: q.Get("match"), Status: st, Type: q.Get("type")}, true
 }
 
 func (h *Handler) counts(w http.ResponseWriter, r *http.Request) {
@@ -71,36 +89,35 @@ func (h *Handler) counts(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
-	limit, ok := pageLimitParam(w, r)
+	q, ok := taskQueryParam(w, r, crontab.DefaultPageLimit)
 	if !ok {
 		return
 	}
-	q := r.URL.Query()
-	st := crontab.Status(q.Get("status"))
-	if st != "" && !st.Valid() {
-		writeError(w, http.StatusBadRequest, "status "+strconv.Quote(string(st))+": want active, paused or disabled")
-		return
-	}
 	ctx := r.Context()
-	page, err := h.cfg.Inspector.TaskPage(ctx, crontab.TaskQuery{Cursor: q.Get("cursor"), Limit: limit,
-		Match: q.Get("match"), Status: st, Type: q.Get("type")})
+	page, err := h.cfg.Inspector.TaskPage(ctx, q)
 	if err != nil {
-		badCursor(w, r, h, err, q.Get("cursor"))
+		badCursor(w, r, h, err, q.Cursor)
 		return
 	}
-	out := TaskPage{Tasks: make([]Task, len(page.Tasks)), NextCursor: page.NextCursor}
+	writeJSON(w, TaskPage{Tasks: h.withSparklines(ctx, page.Tasks), NextCursor: page.NextCursor})
+}
+
+// withSparklines converts tasks for the API with their sparkline points
+// (one history read per task, 8 at a time).
+func (h *Handler) withSparklines(ctx context.Context, tasks []crontab.TaskInfo) []Task {
+	out := make([]Task, len(tasks))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i, t := range page.Tasks {
-		out.Tasks[i] = TaskView(t)
+	for i, t := range tasks {
+		out[i] = TaskView(t)
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out.Tasks[i].Recent = h.recent(ctx, t.Name)
+			out[i].Recent = h.recent(ctx, t.Name)
 		})
 	}
 	wg.Wait()
-	writeJSON(w, out)
+	return out
 }
 
 // badCursor answers a page's error: 400 when the cursor is what the
@@ -116,7 +133,7 @@ func badCursor(w http.ResponseWriter, r *http.Request, h *Handler, err error, cu
 }
 
 func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
-	limit, ok := pageLimitParam(w, r)
+	limit, ok := pageLimitParam(w, r, crontab.DefaultPageLimit)
 	if !ok {
 		return
 	}

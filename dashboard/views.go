@@ -47,7 +47,7 @@ type Task struct {
 	JitterMS       int64 `json:"jitter_ms,omitempty"`
 	JitterOffsetMS int64 `json:"jitter_offset_ms,omitempty"`
 	// Recent are the durations of the latest completed runs, oldest
-	// first, for a sparkline (the overview only).
+	// first, for a sparkline (/api/overview and /api/page/tasks only).
 	Recent []Point `json:"recent,omitempty"`
 }
 
