@@ -105,19 +105,22 @@ func TestParseTaskStateFlowFields(t *testing.T) {
 		want   string // "" for no error
 		jitter time.Duration
 	}{
-		{[]any{nil, nil, nil, nil, nil}, "", 0},
-		{[]any{"3", "5", "60000", "1000", nil}, "", 0},
-		{[]any{nil, nil, nil, nil, "3600000"}, "", time.Hour},
-		{[]any{"x", nil, nil, nil, nil}, `field max_running: bad value "x"`, 0},
-		{[]any{"-1", nil, nil, nil, nil}, `field max_running: bad value -1`, 0},
-		{[]any{nil, nil, nil, "1001", nil}, `field priority: bad value 1001`, 0},
-		{[]any{nil, "5", nil, nil, nil}, `fields rate_n and rate_per_ms: rate 5/0s`, 0},
-		{[]any{nil, "5", "1.5", nil, nil}, `field rate_per_ms: bad value "1.5"`, 0},
-		{[]any{nil, nil, nil, nil, "x"}, `field jitter: bad value "x"`, 0},
-		{[]any{nil, nil, nil, nil, "-5"}, `field jitter: bad value "-5"`, 0},
-		{[]any{nil, nil, nil, nil, "86400001"}, `field jitter: bad value "86400001": want 0 to 86400000`, 0},
+		{[]any{nil, nil, nil, nil, nil, "90000"}, "", 0},
+		{[]any{nil, nil, nil, nil, nil, "x"}, `field timeout: bad value "x"`, 0},
+		{[]any{nil, nil, nil, nil, nil, "-1"}, `field timeout: bad value "-1"`, 0},
+		{[]any{nil, nil, nil, nil, nil, nil}, "", 0},
+		{[]any{"3", "5", "60000", "1000", nil, nil}, "", 0},
+		{[]any{nil, nil, nil, nil, "3600000", nil}, "", time.Hour},
+		{[]any{"x", nil, nil, nil, nil, nil}, `field max_running: bad value "x"`, 0},
+		{[]any{"-1", nil, nil, nil, nil, nil}, `field max_running: bad value -1`, 0},
+		{[]any{nil, nil, nil, "1001", nil, nil}, `field priority: bad value 1001`, 0},
+		{[]any{nil, "5", nil, nil, nil, nil}, `fields rate_n and rate_per_ms: rate 5/0s`, 0},
+		{[]any{nil, "5", "1.5", nil, nil, nil}, `field rate_per_ms: bad value "1.5"`, 0},
+		{[]any{nil, nil, nil, nil, "x", nil}, `field jitter: bad value "x"`, 0},
+		{[]any{nil, nil, nil, nil, "-5", nil}, `field jitter: bad value "-5"`, 0},
+		{[]any{nil, nil, nil, nil, "86400001", nil}, `field jitter: bad value "86400001": want 0 to 86400000`, 0},
 	} {
-		st, err := ParseTaskState("a", append(append([]any{}, base...), tc.flow...))
+		st, err := ParseTaskState("a", append(append([]any{}, base...), tc.flow...)) // flow fields, jitter, timeout
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v: %v", tc.flow, err)
@@ -125,6 +128,8 @@ func TestParseTaskStateFlowFields(t *testing.T) {
 			t.Errorf("%v: error %v, want %q (state %+v)", tc.flow, err, tc.want, st)
 		case tc.want == "" && st.Jitter != tc.jitter:
 			t.Errorf("%v: jitter %v, want %v", tc.flow, st.Jitter, tc.jitter)
+		case tc.want == "" && tc.flow[5] == "90000" && st.Timeout != 90*time.Second:
+			t.Errorf("%v: timeout %v, want 90s", tc.flow, st.Timeout)
 		}
 	}
 }
