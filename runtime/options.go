@@ -340,12 +340,16 @@ func WithMaxPayload(bytes int) Option {
 
 // WithHistory bounds each task's run history by count and age; Scheduler.
 // The defaults are DefaultHistoryRecords and DefaultHistoryAge; records
-// must be 1 to MaxHistoryRecords and age at least a second.
+// must be 0 to MaxHistoryRecords and age at least a second. Records 0
+// keeps no history: the process writes no record of the runs it ends or
+// skips (a task's hash still has its last result and counters; hooks,
+// listeners and metrics still hear of every run), which at tenant scale
+// saves the history list's ~400 B of Redis per task and its writes.
 func WithHistory(records int, age time.Duration) Option {
 	return func(o *options) {
 		switch {
-		case records < 1 || records > MaxHistoryRecords:
-			o.use("WithHistory", scopeScheduler, "records %d is outside [1, %d]", records, MaxHistoryRecords)
+		case records < 0 || records > MaxHistoryRecords:
+			o.use("WithHistory", scopeScheduler, "records %d is outside [0, %d]", records, MaxHistoryRecords)
 		case age < time.Second:
 			o.use("WithHistory", scopeScheduler, "age %v is under 1s", age)
 		default:

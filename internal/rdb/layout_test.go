@@ -147,3 +147,30 @@ func TestReadQueueWindow(t *testing.T) {
 		t.Errorf("all due: %d due, next %v, after %d", len(w.Due), w.Next, w.After)
 	}
 }
+
+// TestNoHistoryKept: a history bound of 0 records writes no record, nor
+// touches a list kept before, on the paths the scripts write themselves
+// (a skipped fire's record in the claim).
+func TestNoHistoryKept(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	must(t, c.HSet(ctx, r.k.Task("a"), "next_run", 1000, "status", "active").Err())
+	must(t, c.HSet(ctx, r.k.Task("b"), "next_run", 1000, "status", "active").Err())
+	must(t, c.LPush(ctx, r.k.History("b"), `{"task":"b","fire":1,"end_ms":1}`).Err())
+	a, b := candidate("a"), candidate("b")
+	a.Skip, b.Skip = true, true
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", HistoryBound{Records: 0, Age: time.Hour}, testLeases, []FireCandidate{a, b}), 2)
+	if err != nil || out[0].Outcome != FireMisfire || out[1].Outcome != FireMisfire {
+		t.Fatalf("claim: %v, %v", out, err)
+	}
+	if n := c.Exists(ctx, r.k.History("a")).Val(); n != 0 {
+		t.Errorf("a skip record was written with no history kept: %v", c.LRange(ctx, r.k.History("a"), 0, -1).Val())
+	}
+	if got := c.LRange(ctx, r.k.History("b"), 0, -1).Val(); len(got) != 1 || got[0] != `{"task":"b","fire":1,"end_ms":1}` {
+		t.Errorf("a list kept before: %v, want it untouched", got)
+	}
+	if got := c.HGet(ctx, r.k.Task("a"), "skips").Val(); got != "1" {
+		t.Errorf("skips %q, want 1: the hash still counts", got)
+	}
+}

@@ -75,7 +75,8 @@ const luaChunk = "4000"
 // created, whose tail is then a record in hand: its age is checked without
 // the LINDEX. A record's age is its end_ms (or fire, in a record without
 // end_ms), read with a string match of the number (hist_ms; cjson.decode
-// only for a record the match does not read: a foreign or odd one).
+// only for a record the match does not read: a foreign or odd one). A
+// limit under 1 keeps no history: they write nothing and return true.
 const luaHistory = `
 local function incr(key, field, n)
   local r = redis.pcall('HINCRBY', key, field, n)
@@ -90,6 +91,7 @@ local function hist_ms(rec)
   return nil
 end
 local function push_history_many(key, records, limit, age)
+  if limit < 1 then return true end -- no history kept (WithHistory 0): nothing written
   local n = #records
   local len = redis.pcall('LPUSH', key, unpack(records))
   if type(len) ~= 'number' then return false end -- WRONGTYPE: nothing written
