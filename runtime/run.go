@@ -150,6 +150,9 @@ func (e *engine) runHandler(parent context.Context, h handlerRun) (*runReport, R
 // call runs task's handler through the middleware chain; a panic anywhere
 // in it is a failed run.
 func (e *engine) call(ctx context.Context, info RunInfo, task TaskInterface) error {
+	if len(e.opts.middleware) == 0 {
+		return safeHandle(ctx, task)
+	}
 	next := task.Handle
 	for i := len(e.opts.middleware) - 1; i >= 0; i-- {
 		m, inner := e.opts.middleware[i], next
