@@ -319,8 +319,9 @@ func (jr *jobRunner) giveBack(back []*jobRun) {
 // renewal; maintenance renews it every heartbeat.
 func (jr *jobRunner) jobLease() time.Duration { return 2 * jr.opts.processTTL }
 
-// jobRunner is the job runner component: claims of due jobs, idle job
-// goroutines, claimed jobs waiting for a worker, and the queue of acks.
+// jobRunner is the job runner component: claims of due jobs, the handler
+// goroutines of jobs, claimed jobs waiting for a worker, and the queue of
+// acks.
 type jobRunner struct {
 	*engine
 	mu sync.Mutex // guards claims, unknownTypes
