@@ -24,11 +24,12 @@ type taskRunner struct {
 	inflight map[string]*inflightRun // by run id; guarded by mu
 	finishes batchQueue[*runEnd]     // batched finishes (finishbatch.go)
 	// goroutines run the handlers, reused from run to run (run.go).
-	goroutines handlerGoroutines[*runEnd]
+	goroutines *handlerGoroutines[*runEnd]
 }
 
 func newTaskRunner(e *engine) *taskRunner {
-	tr := &taskRunner{engine: e, inflight: make(map[string]*inflightRun), goroutines: newHandlerGoroutines[*runEnd]()}
+	tr := &taskRunner{engine: e, inflight: make(map[string]*inflightRun)}
+	tr.goroutines = newHandlerGoroutines(e, tr.execute)
 	tr.finishes.linger, tr.finishes.write = finishLinger, tr.flushFinishes
 	return tr
 }
@@ -80,7 +81,7 @@ func (tr *taskRunner) startRun(f *fire) {
 	tr.mu.Lock()
 	tr.inflight[f.runID] = run
 	tr.mu.Unlock()
-	tr.goroutines.start(tr.engine, &runEnd{f: f, run: run}, tr.execute)
+	tr.goroutines.start(&runEnd{f: f, run: run})
 }
 
 // execute runs one fire's handler, gives its worker slot back and queues
@@ -96,7 +97,6 @@ func (tr *taskRunner) execute(e *runEnd) {
 	})
 	e.run.finished.Store(true)
 	e.rec, e.cost, e.report = rec, rep.cost, rep
-	e.retries = 0
 	if rep.err != nil {
 		e.retries = f.reg.Config().Retries
 	}

@@ -326,7 +326,7 @@ type jobRunner struct {
 	*engine
 	mu sync.Mutex // guards claims, unknownTypes
 	// goroutines run the handlers, reused from job to job (run.go).
-	goroutines handlerGoroutines[*jobRun]
+	goroutines *handlerGoroutines[*jobRun]
 	// waiting holds jobs claimed ahead of free workers (at most a batch);
 	// a worker whose handler returns takes the next one. They are in
 	// flight (leased to this process, their leases renewed) meanwhile.
@@ -368,15 +368,16 @@ type jobRunner struct {
 
 func newJobRunner(e *engine) *jobRunner {
 	jr := &jobRunner{engine: e, waiting: make(chan *jobRun, e.opts.batch), kick: make(chan struct{}, 1),
-		claims: make(map[string]int), scanRetry: jobScanRetry, goroutines: newHandlerGoroutines[*jobRun]()}
+		claims: make(map[string]int), scanRetry: jobScanRetry}
 	jr.acks.write = jr.flushAcks
+	jr.goroutines = newHandlerGoroutines(e, jr.executeJob)
 	return jr
 }
 
 // startJob runs j, a claimed job, on a handler goroutine (an idle one, or
 // a new one: see handlerGoroutines), on a worker slot the caller holds.
 func (jr *jobRunner) startJob(j *jobRun) {
-	jr.goroutines.start(jr.engine, j, jr.executeJob)
+	jr.goroutines.start(j)
 }
 
 // executeJob decodes and runs one job, gives its worker back, and acks it

@@ -43,7 +43,9 @@ const handlerGoroutineIdle = time.Second
 // it idle from then on, not from when it waits, hands that run to it
 // instead of to a new goroutine (whose stack grows again).
 type handlerGoroutines[T any] struct {
-	idle chan T // unbuffered: the handoff to an idle goroutine
+	e    *engine
+	run  func(T) // runs one item: its handler, and the queueing of its outcome
+	idle chan T  // unbuffered: the handoff to an idle goroutine
 	mu   sync.Mutex
 	// free counts the goroutines done with their run and not exiting,
 	// less the runs being handed to them: a start that takes one sends
@@ -51,13 +53,13 @@ type handlerGoroutines[T any] struct {
 	free int
 }
 
-func newHandlerGoroutines[T any]() handlerGoroutines[T] {
-	return handlerGoroutines[T]{idle: make(chan T)}
+func newHandlerGoroutines[T any](e *engine, run func(T)) *handlerGoroutines[T] {
+	return &handlerGoroutines[T]{e: e, run: run, idle: make(chan T)}
 }
 
-// start runs run(item) on an idle goroutine, or a new one.
-func (g *handlerGoroutines[T]) start(e *engine, item T, run func(T)) {
-	e.running.Add(1)
+// start runs item on an idle goroutine, or a new one.
+func (g *handlerGoroutines[T]) start(item T) {
+	g.e.running.Add(1)
 	g.mu.Lock()
 	reuse := g.free > 0
 	if reuse {
@@ -68,16 +70,17 @@ func (g *handlerGoroutines[T]) start(e *engine, item T, run func(T)) {
 		g.idle <- item // a goroutine counted free receives it
 		return
 	}
-	go g.loop(e, item, run)
+	go g.loop(item)
 }
 
 // loop runs item, then the items handed to it while idle, until it has
 // been idle for handlerGoroutineIdle or the handlers' ctx ended.
-func (g *handlerGoroutines[T]) loop(e *engine, item T, run func(T)) {
+func (g *handlerGoroutines[T]) loop(item T) {
+	e := g.e
 	timer := time.NewTimer(handlerGoroutineIdle)
 	defer timer.Stop()
 	for {
-		run(item)
+		g.run(item)
 		e.running.Done()
 		g.mu.Lock()
 		g.free++

@@ -100,7 +100,6 @@ func TestHandlerGoroutinesReuseAnIdleOne(t *testing.T) {
 	t.Parallel()
 	runCtx, stop := context.WithCancel(context.Background())
 	e := &engine{runCtx: runCtx}
-	g := newHandlerGoroutines[int]()
 	var mu sync.Mutex
 	ran := map[int]string{} // run -> goroutine
 	release := make(chan struct{})
@@ -112,6 +111,7 @@ func TestHandlerGoroutinesReuseAnIdleOne(t *testing.T) {
 		ran[i] = goroutineID()
 		mu.Unlock()
 	}
+	g := newHandlerGoroutines(e, run)
 	free := func() int {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -120,15 +120,15 @@ func TestHandlerGoroutinesReuseAnIdleOne(t *testing.T) {
 	waitFree := func(n int) {
 		waitFor(t, 5*time.Second, "idle handler goroutines", func() bool { return free() == n })
 	}
-	g.start(e, 0, run)
+	g.start(0)
 	waitFree(1)
-	g.start(e, 1, run) // to the idle goroutine; it blocks there
+	g.start(1) // to the idle goroutine; it blocks there
 	waitFor(t, 5*time.Second, "run 1 taken", func() bool { return free() == 0 })
-	g.start(e, 2, run) // none idle: a new goroutine
+	g.start(2) // none idle: a new goroutine
 	waitFree(1)
 	close(release)
 	waitFree(2)
-	g.start(e, 3, run)
+	g.start(3)
 	waitFree(2)
 	e.running.Wait()
 	mu.Lock()
