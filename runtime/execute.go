@@ -23,10 +23,13 @@ type taskRunner struct {
 	mu       sync.Mutex
 	inflight map[string]*inflightRun // by run id; guarded by mu
 	finishes batchQueue[*runEnd]     // batched finishes (finishbatch.go)
+	// goroutines run the handlers, reused from run to run (run.go).
+	goroutines *handlerGoroutines[*runEnd]
 }
 
 func newTaskRunner(e *engine) *taskRunner {
 	tr := &taskRunner{engine: e, inflight: make(map[string]*inflightRun)}
+	tr.goroutines = newHandlerGoroutines(e, tr.execute)
 	tr.finishes.linger, tr.finishes.write = finishLinger, tr.flushFinishes
 	return tr
 }
@@ -61,9 +64,10 @@ func leaseValue(process, task string, fireMS, startMS int64) string {
 	return rdb.Lease{Process: process, Task: task, Fire: fireMS, Start: startMS}.Encode()
 }
 
-// startRun runs f's handler on a worker; the dispatch loop already holds
-// a worker slot for it, which the worker gives back when the handler
-// returns (its finish is then written in the next batch).
+// startRun runs f's handler on a handler goroutine (an idle one, or a new
+// one: see handlerGoroutines); the dispatch loop already holds a worker
+// slot for it, which the goroutine gives back when the handler returns
+// (its finish is then written in the next batch).
 func (tr *taskRunner) startRun(f *fire) {
 	m := f.state.Member
 	run := &inflightRun{
@@ -77,31 +81,27 @@ func (tr *taskRunner) startRun(f *fire) {
 	tr.mu.Lock()
 	tr.inflight[f.runID] = run
 	tr.mu.Unlock()
-	tr.running.Add(1)
-	go func() {
-		defer tr.running.Done()
-		tr.execute(f, run) // gives the worker slot back when the handler returns
-		tr.mu.Lock()
-		delete(tr.inflight, f.runID)
-		tr.mu.Unlock()
-	}()
+	tr.goroutines.start(&runEnd{f: f, run: run})
 }
 
-// execute runs one fire's handler, gives its worker slot back and records
-// its outcome; a failed run is retried once the outcome is written, and the
-// hooks and listeners are told then (run.go).
-func (tr *taskRunner) execute(f *fire, run *inflightRun) {
+// execute runs one fire's handler, gives its worker slot back and queues
+// its outcome for the next batch of finishes; once that is written the run
+// leaves the runs in flight, a failed run is retried, and the hooks and
+// listeners are told (flushFinishes, run.go).
+func (tr *taskRunner) execute(e *runEnd) {
+	f := e.f
 	rep, rec := tr.runHandler(tr.runCtx, handlerRun{
 		info:    RunInfo{Task: f.state.Member, Fire: f.at, Due: f.at, Attempt: 1, Process: tr.id},
 		entry:   f.reg,
 		timeout: f.runTimeout(),
 		build:   func() (TaskInterface, error) { return tr.newTask(f) },
 	})
-	run.finished.Store(true)
-	tr.finish(f, run, rec, rep)
-	if rep.err != nil && f.reg.Config().Retries > 0 {
-		tr.retryFire(f.state.Type, f.state.Params, f.reg.Config().Retries, f.runID, f.at)
+	e.run.finished.Store(true)
+	e.rec, e.cost, e.report = rec, rep.cost, rep
+	if rep.err != nil {
+		e.retries = f.reg.Config().Retries
 	}
+	tr.finish(e)
 }
 
 // retryFire re-runs a failed or abandoned fire of a scheduled task as a
@@ -137,16 +137,14 @@ func (tr *taskRunner) newTask(f *fire) (TaskInterface, error) {
 	return task, nil
 }
 
-// finish queues the run's finish for the next batch (finishbatch.go), gives
-// the worker slot back, and waits until the finish is written; until then
-// the run stays in flight here and its lock and lease are renewed. The
-// batch's writer then reports rep. Redis
-// being away is retried for a while, so a finished run is not reported
-// abandoned.
-func (tr *taskRunner) finish(f *fire, run *inflightRun, rec Record, rep *runReport) {
+// finish queues the run's finish for the next batch (finishbatch.go) and
+// gives the worker slot back. Until the finish is written the run stays in
+// flight here and its lock and lease are renewed; the batch's writer then
+// takes it out of the runs in flight, retries it if it failed, and reports
+// it. Redis being away is retried for a while, so a finished run is not
+// reported abandoned.
+func (tr *taskRunner) finish(e *runEnd) {
 	tr.running.Add(1) // done once the finish is written and reported
-	e := &runEnd{f: f, run: run, rec: rec, cost: rep.cost, report: rep, done: make(chan struct{})}
 	tr.finishes.add(e)
 	tr.slots <- struct{}{} // the handler is done: the worker may take the next fire
-	<-e.done
 }

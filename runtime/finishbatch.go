@@ -18,7 +18,10 @@ type runEnd struct {
 	// report is told to the hooks and listeners once written; it holds a
 	// count of Scheduler.running.
 	report *runReport
-	done   chan struct{} // closed once written (or given up on)
+	// retries is how many times a failed run is retried (its type's
+	// Retries), once its finish is written; 0 for a run that did not fail.
+	retries int
+	done    chan struct{} // when not nil: closed once written (or given up on)
 }
 
 // finishLinger is how long the flusher of run finishes, started by a
@@ -31,13 +34,28 @@ type runEnd struct {
 // later.
 const finishLinger = 3 * time.Millisecond
 
-// flushFinishes writes a batch of run finishes, then wakes the runs
-// waiting for them and has them reported.
+// flushFinishes writes a batch of run finishes, then takes the runs out of
+// the runs in flight, wakes those waiting for them, retries the failed runs
+// that have retries, and has the runs reported.
 func (tr *taskRunner) flushFinishes(batch []*runEnd) {
 	tr.writeFinishes(batch)
+	tr.mu.Lock()
+	for _, e := range batch {
+		delete(tr.inflight, e.f.runID)
+	}
+	tr.mu.Unlock()
 	reports := make([]*runReport, 0, len(batch))
 	for _, e := range batch {
-		close(e.done)
+		if e.done != nil {
+			close(e.done)
+		}
+		if e.retries > 0 {
+			tr.running.Add(1)
+			go func() {
+				defer tr.running.Done()
+				tr.retryFire(e.f.state.Type, e.f.state.Params, e.retries, e.f.runID, e.f.at)
+			}()
+		}
 		if e.report != nil {
 			reports = append(reports, e.report)
 		}

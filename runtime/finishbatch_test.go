@@ -228,7 +228,8 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 
 // TestFinishBatchWaitsForRedis finishes runs while Redis is down: the
 // finish queue retries, and the runs are recorded, each once, when Redis is
-// back (with its data, from the AOF).
+// back (with its data, from the AOF). The runs stay in flight until then,
+// and leave it once written.
 func TestFinishBatchWaitsForRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.WithAOF())
@@ -242,14 +243,23 @@ func TestFinishBatchWaitsForRedis(t *testing.T) {
 		r.task(m, fire+1000)
 		ends = append(ends, r.started(m, fire, r.s.id+"|"+strconv.FormatInt(fire, 10), false, nil))
 	}
+	for _, e := range ends {
+		r.s.tasks.inflight[e.f.runID] = e.run // as startRun puts them
+	}
 	srv.Kill()
 	var wg sync.WaitGroup
 	for _, e := range ends {
 		wg.Go(func() { r.s.tasks.finishes.add(e); <-e.done })
 	}
 	time.Sleep(500 * time.Millisecond)
+	if n := r.s.tasks.count(); n != 3 {
+		t.Errorf("%d runs in flight while their finishes wait for Redis, want 3 (their locks and leases renewed)", n)
+	}
 	srv.Restart(t)
 	wg.Wait()
+	if n := r.s.tasks.count(); n != 0 {
+		t.Errorf("%d runs in flight once their finishes are written, want 0", n)
+	}
 	for i := range 3 {
 		m := "t" + strconv.Itoa(i)
 		if runs := hget(t, rdb, m, "runs"); runs != "1" {

@@ -319,12 +319,14 @@ func (jr *jobRunner) giveBack(back []*jobRun) {
 // renewal; maintenance renews it every heartbeat.
 func (jr *jobRunner) jobLease() time.Duration { return 2 * jr.opts.processTTL }
 
-// jobRunner is the job runner component: claims of due jobs, idle job
-// goroutines, claimed jobs waiting for a worker, and the queue of acks.
+// jobRunner is the job runner component: claims of due jobs, the handler
+// goroutines of jobs, claimed jobs waiting for a worker, and the queue of
+// acks.
 type jobRunner struct {
 	*engine
-	mu   sync.Mutex   // guards idle, claims, unknownTypes
-	idle chan *jobRun // unbuffered: a send succeeds when a goroutine is idle
+	mu sync.Mutex // guards claims, unknownTypes
+	// goroutines run the handlers, reused from job to job (run.go).
+	goroutines *handlerGoroutines[*jobRun]
 	// waiting holds jobs claimed ahead of free workers (at most a batch);
 	// a worker whose handler returns takes the next one. They are in
 	// flight (leased to this process, their leases renewed) meanwhile.
@@ -368,48 +370,14 @@ func newJobRunner(e *engine) *jobRunner {
 	jr := &jobRunner{engine: e, waiting: make(chan *jobRun, e.opts.batch), kick: make(chan struct{}, 1),
 		claims: make(map[string]int), scanRetry: jobScanRetry}
 	jr.acks.write = jr.flushAcks
+	jr.goroutines = newHandlerGoroutines(e, jr.executeJob)
 	return jr
 }
 
-// jobGoroutineIdle is how long a job goroutine waits for the next job
-// before it exits. Reusing goroutines keeps their grown stacks: a new one
-// per job spends more time growing its stack than running a small handler.
-const jobGoroutineIdle = time.Second
-
-// startJob runs j, a claimed job, on an idle job goroutine, or
-// a new one, on a worker slot the caller holds.
+// startJob runs j, a claimed job, on a handler goroutine (an idle one, or
+// a new one: see handlerGoroutines), on a worker slot the caller holds.
 func (jr *jobRunner) startJob(j *jobRun) {
-	jr.mu.Lock()
-	if jr.idle == nil {
-		jr.idle = make(chan *jobRun)
-	}
-	idle := jr.idle
-	jr.mu.Unlock()
-	jr.running.Add(1)
-	select {
-	case idle <- j:
-	default:
-		go jr.jobGoroutine(j, idle)
-	}
-}
-
-// jobGoroutine runs j, then the jobs handed to it while idle, until it has
-// been idle for jobGoroutineIdle or the scheduler stopped.
-func (jr *jobRunner) jobGoroutine(j *jobRun, idle chan *jobRun) {
-	timer := time.NewTimer(jobGoroutineIdle)
-	defer timer.Stop()
-	for {
-		jr.executeJob(j)
-		jr.running.Done()
-		timer.Reset(jobGoroutineIdle)
-		select {
-		case j = <-idle:
-		case <-timer.C:
-			return
-		case <-jr.runCtx.Done():
-			return
-		}
-	}
+	jr.goroutines.start(j)
 }
 
 // executeJob decodes and runs one job, gives its worker back, and acks it

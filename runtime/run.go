@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/gocrontab/crontab/runtime/registry"
@@ -24,6 +25,85 @@ import (
 // to Redis, on a goroutine that reports the runs of one written batch in
 // order, with a ctx that carries the RunInfo but not the handler's
 // deadline.
+
+// handlerGoroutineIdle is how long a handler goroutine waits for the next
+// run before it exits. Reusing goroutines keeps their grown stacks: a new
+// one per run spends more time growing its stack (decoding the parameters,
+// the ctx, the middleware) than running a small handler.
+const handlerGoroutineIdle = time.Second
+
+// handlerGoroutines runs the handlers of one kind of run (fires, jobs) on
+// reused goroutines: a run goes to an idle one, or to a new one when none
+// is idle. A goroutine exits once idle for handlerGoroutineIdle, or when
+// the handlers' ctx ends. Each run holds a count of Scheduler.running
+// until its handler's outcome is queued.
+//
+// A goroutine gives its worker slot back just before it returns to idle,
+// so the next run is often started while it is on its way there: counting
+// it idle from then on, not from when it waits, hands that run to it
+// instead of to a new goroutine (whose stack grows again).
+type handlerGoroutines[T any] struct {
+	e    *engine
+	run  func(T) // runs one item: its handler, and the queueing of its outcome
+	idle chan T  // unbuffered: the handoff to an idle goroutine
+	mu   sync.Mutex
+	// free counts the goroutines done with their run and not exiting,
+	// less the runs being handed to them: a start that takes one sends
+	// its run on idle, which one of them then receives.
+	free int
+}
+
+func newHandlerGoroutines[T any](e *engine, run func(T)) *handlerGoroutines[T] {
+	return &handlerGoroutines[T]{e: e, run: run, idle: make(chan T)}
+}
+
+// start runs item on an idle goroutine, or a new one.
+func (g *handlerGoroutines[T]) start(item T) {
+	g.e.running.Add(1)
+	g.mu.Lock()
+	reuse := g.free > 0
+	if reuse {
+		g.free--
+	}
+	g.mu.Unlock()
+	if reuse {
+		g.idle <- item // a goroutine counted free receives it
+		return
+	}
+	go g.loop(item)
+}
+
+// loop runs item, then the items handed to it while idle, until it has
+// been idle for handlerGoroutineIdle or the handlers' ctx ended.
+func (g *handlerGoroutines[T]) loop(item T) {
+	e := g.e
+	timer := time.NewTimer(handlerGoroutineIdle)
+	defer timer.Stop()
+	for {
+		g.run(item)
+		e.running.Done()
+		g.mu.Lock()
+		g.free++
+		g.mu.Unlock()
+		timer.Reset(handlerGoroutineIdle)
+		select {
+		case item = <-g.idle:
+			continue
+		case <-timer.C:
+		case <-e.runCtx.Done():
+		}
+		g.mu.Lock()
+		exit := g.free > 0 // else a start counted on this goroutine: its run is on the way
+		if exit {
+			g.free--
+		}
+		g.mu.Unlock()
+		if exit {
+			return
+		}
+		item = <-g.idle
+	}
+}
 
 // handlerRun is one call of a handler.
 type handlerRun struct {
@@ -79,6 +159,9 @@ func (e *engine) runHandler(parent context.Context, h handlerRun) (*runReport, R
 // call runs task's handler through the middleware chain; a panic anywhere
 // in it is a failed run.
 func (e *engine) call(ctx context.Context, info RunInfo, task TaskInterface) error {
+	if len(e.opts.middleware) == 0 {
+		return safeHandle(ctx, task)
+	}
 	next := task.Handle
 	for i := len(e.opts.middleware) - 1; i >= 0; i-- {
 		m, inner := e.opts.middleware[i], next

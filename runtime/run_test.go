@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -78,5 +80,102 @@ func TestFiresAndJobsShareTheRunPath(t *testing.T) {
 		if s.hasDeadline {
 			t.Errorf("%s: Failed's ctx carries the handler's deadline", s.info.Task)
 		}
+	}
+}
+
+// goroutineID returns the id of the calling goroutine (from its stack
+// trace's first line), to tell which goroutine ran a handler.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:goruntime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// A run started once the previous one's goroutine is done with it goes to
+// that goroutine, and a run started while every goroutine is busy goes to
+// a new one; Scheduler.running counts each run until its function
+// returns. Idle goroutines exit when the handlers' ctx ends.
+func TestHandlerGoroutinesReuseAnIdleOne(t *testing.T) {
+	t.Parallel()
+	runCtx, stop := context.WithCancel(context.Background())
+	e := &engine{runCtx: runCtx}
+	var mu sync.Mutex
+	ran := map[int]string{} // run -> goroutine
+	release := make(chan struct{})
+	run := func(i int) {
+		if i == 1 {
+			<-release
+		}
+		mu.Lock()
+		ran[i] = goroutineID()
+		mu.Unlock()
+	}
+	g := newHandlerGoroutines(e, run)
+	free := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.free
+	}
+	waitFree := func(n int) {
+		waitFor(t, 5*time.Second, "idle handler goroutines", func() bool { return free() == n })
+	}
+	g.start(0)
+	waitFree(1)
+	g.start(1) // to the idle goroutine; it blocks there
+	waitFor(t, 5*time.Second, "run 1 taken", func() bool { return free() == 0 })
+	g.start(2) // none idle: a new goroutine
+	waitFree(1)
+	close(release)
+	waitFree(2)
+	g.start(3)
+	waitFree(2)
+	e.running.Wait()
+	mu.Lock()
+	if ran[1] != ran[0] {
+		t.Errorf("run 1 on goroutine %s, want run 0's (%s), which was idle", ran[1], ran[0])
+	}
+	if ran[2] == ran[0] {
+		t.Errorf("run 2 on goroutine %s, busy with run 1", ran[2])
+	}
+	if ran[3] != ran[0] && ran[3] != ran[2] {
+		t.Errorf("run 3 on goroutine %s, want one of the idle %s and %s", ran[3], ran[0], ran[2])
+	}
+	mu.Unlock()
+	stop()
+	waitFor(t, 5*time.Second, "idle goroutines to exit", func() bool { return free() == 0 })
+}
+
+// A handler's ctx carries its RunInfo and whatever the scheduler's ctx
+// carries, and keeps the scheduler's cancellation; a report's ctx the same
+// without the deadline.
+func TestRunContextCarriesTheRunAndItsParent(t *testing.T) {
+	t.Parallel()
+	type parentKey struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), parentKey{}, "p"))
+	info := RunInfo{Task: "t", JobID: "j", Attempt: 2, Process: "me", Fire: time.UnixMilli(1000)}
+	ctx := withRun(parent, info)
+	if got, ok := Run(ctx); !ok || got != info {
+		t.Errorf("Run = %+v, %v; want %+v", got, ok, info)
+	}
+	if TaskName(ctx) != "t" || Attempt(ctx) != 2 || !FireTime(ctx).Equal(info.Fire) {
+		t.Errorf("TaskName %q, Attempt %d, FireTime %v", TaskName(ctx), Attempt(ctx), FireTime(ctx))
+	}
+	if ctx.Value(parentKey{}) != "p" {
+		t.Errorf("the parent's value is lost")
+	}
+	if _, ok := Run(parent); ok {
+		t.Errorf("Run outside a run reports one")
+	}
+	inner := withRun(ctx, RunInfo{Task: "u"})
+	if TaskName(inner) != "u" {
+		t.Errorf("TaskName of a run's ctx inside another's: %q", TaskName(inner))
+	}
+	timed, stopTimed := context.WithTimeout(ctx, time.Hour)
+	defer stopTimed()
+	cancel()
+	<-timed.Done()
+	if !errors.Is(timed.Err(), context.Canceled) {
+		t.Errorf("handler ctx err %v after the scheduler's ctx ended", timed.Err())
 	}
 }

@@ -7,16 +7,35 @@ import (
 
 type runKey struct{}
 
+// runContext is a ctx carrying a run's RunInfo: one allocation where
+// context.WithValue takes two (the ctx and the boxed RunInfo), for every
+// handler's ctx and every report's.
+type runContext struct {
+	context.Context
+	info RunInfo
+}
+
+// Value returns the run's RunInfo (a *RunInfo, see Run) for runKey, and
+// asks the parent for any other key.
+func (c *runContext) Value(key any) any {
+	if _, ok := key.(runKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
 // withRun returns ctx carrying run for FireTime, TaskName, JobID and Attempt.
 func withRun(ctx context.Context, run RunInfo) context.Context {
-	return context.WithValue(ctx, runKey{}, run)
+	return &runContext{Context: ctx, info: run}
 }
 
 // Run returns the RunInfo of the run ctx belongs to, and false outside a
 // handler.
 func Run(ctx context.Context) (RunInfo, bool) {
-	run, ok := ctx.Value(runKey{}).(RunInfo)
-	return run, ok
+	if run, ok := ctx.Value(runKey{}).(*RunInfo); ok {
+		return *run, true
+	}
+	return RunInfo{}, false
 }
 
 // FireTime returns the scheduled instant of the run ctx belongs to

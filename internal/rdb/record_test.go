@@ -36,3 +36,32 @@ func FuzzRecordEncode(f *testing.F) {
 		}
 	})
 }
+
+// encodeLeaseByReflection is the reference encoding of a lease.
+func encodeLeaseByReflection(l Lease) string {
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+func TestLeaseEncodeMatchesEncodingJSON(t *testing.T) {
+	for _, l := range []Lease{
+		{Process: "h:1:ab", Task: "s-99999", Fire: 1719590400123, Start: 1719590400125},
+		{Process: `p"<>&\\`, Task: "t\n\x00\xff\u2028 ünï", Fire: -1, Start: 0},
+		{},
+	} {
+		if got, want := l.Encode(), encodeLeaseByReflection(l); got != want {
+			t.Errorf("encode:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func FuzzLeaseEncode(f *testing.F) {
+	f.Add("proc", "task", int64(1719590400123), int64(1719590400125))
+	f.Add("p\"<>&\\", "\x00\xff\u2028", int64(-1), int64(0))
+	f.Fuzz(func(t *testing.T, process, task string, fire, start int64) {
+		l := Lease{Process: process, Task: task, Fire: fire, Start: start}
+		if got, want := l.Encode(), encodeLeaseByReflection(l); got != want {
+			t.Fatalf("encode:\n got %s\nwant %s", got, want)
+		}
+	})
+}
