@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -17,45 +16,27 @@ import (
 	crontab "github.com/gocrontab/crontab/runtime"
 )
 
-// reads is a go-redis hook counting the hash reads sent: of task hashes,
-// whole (HGETALL) or their state fields (HMGET), and the fields HMGET asks
-// of other hashes (job data, attempts).
-type reads struct {
-	hgetall, hmget, otherFields atomic.Int64
-}
-
-func (c *reads) count(cmd redis.Cmder) {
-	args := cmd.Args()
-	if len(args) < 2 {
-		return
-	}
-	key, _ := args[1].(string)
-	task := strings.HasPrefix(key, "{crontab}:task:")
-	switch {
-	case cmd.Name() == "hgetall" && task:
-		c.hgetall.Add(1)
-	case cmd.Name() == "hmget" && task:
-		c.hmget.Add(1)
-	case cmd.Name() == "hmget":
-		c.otherFields.Add(int64(len(args) - 2))
-	}
-}
-
-func (c *reads) reset() { c.hgetall.Store(0); c.hmget.Store(0); c.otherFields.Store(0) }
-
-func (c *reads) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *reads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
-}
-
-func (c *reads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			c.count(cmd)
+// countReads adds to c a counter of the hash reads it sends: "hgetall"
+// and "hmget" of task hashes (whole, or their state fields), and "fields",
+// the fields HMGET asks of other hashes (job data, attempts).
+func countReads(c redis.UniversalClient) *redistest.Counter {
+	return redistest.CountCommands(c, func(cmd redis.Cmder) (string, int64) {
+		args := cmd.Args()
+		if len(args) < 2 {
+			return "", 0
 		}
-		return next(ctx, cmds)
-	}
+		key, _ := args[1].(string)
+		task := strings.HasPrefix(key, "{crontab}:task:")
+		switch {
+		case cmd.Name() == "hgetall" && task:
+			return "hgetall", 1
+		case cmd.Name() == "hmget" && task:
+			return "hmget", 1
+		case cmd.Name() == "hmget":
+			return "fields", int64(len(args) - 2)
+		}
+		return "", 0
+	})
 }
 
 // BenchmarkAPIAtScale: one GET of /api/tasks and of /api/overview (their
@@ -77,8 +58,7 @@ func BenchmarkAPIAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	counted := srv.Client(b)
-	var cnt reads
-	counted.AddHook(&cnt)
+	cnt := countReads(counted)
 	h, err := dashboard.New(dashboard.Config{Inspector: crontab.NewInspector(counted), Token: "t"})
 	if err != nil {
 		b.Fatal(err)
@@ -87,7 +67,7 @@ func BenchmarkAPIAtScale(b *testing.B) {
 	defer hs.Close()
 	for _, path := range []string{"/api/tasks", "/api/overview"} {
 		b.Run(path[5:], func(b *testing.B) {
-			cnt.reset()
+			cnt.Reset()
 			for b.Loop() {
 				req, _ := http.NewRequest("GET", hs.URL+path, nil)
 				req.Header.Set("Authorization", "Bearer t")
@@ -101,7 +81,7 @@ func BenchmarkAPIAtScale(b *testing.B) {
 					b.Fatalf("GET %s: %d", path, resp.StatusCode)
 				}
 			}
-			b.ReportMetric(float64(cnt.hgetall.Load())/float64(b.N), "hashes/op")
+			b.ReportMetric(float64(cnt.Count("hgetall"))/float64(b.N), "hashes/op")
 		})
 	}
 }

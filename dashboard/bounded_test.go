@@ -48,8 +48,7 @@ func TestBoundedAtScale(t *testing.T) {
 	}
 
 	counted := srv.Client(t)
-	var cnt reads
-	counted.AddHook(&cnt)
+	cnt := countReads(counted)
 	h, err := dashboard.New(dashboard.Config{Inspector: crontab.NewInspector(counted), Token: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func TestBoundedAtScale(t *testing.T) {
 	// One request: a page's task hashes (one HGETALL each), not n.
 	get := func(path string, v any) (hgetall, hmget, other int64, next string) {
 		t.Helper()
-		cnt.reset()
+		cnt.Reset()
 		code, hdr, body := cl.do("GET", path, nil)
 		if code != 200 {
 			t.Fatalf("GET %s: %d %s", path, code, body)
@@ -69,7 +68,7 @@ func TestBoundedAtScale(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), v); err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
-		return cnt.hgetall.Load(), cnt.hmget.Load(), cnt.otherFields.Load(), hdr.Get("X-Next-Cursor")
+		return cnt.Count("hgetall"), cnt.Count("hmget"), cnt.Count("fields"), hdr.Get("X-Next-Cursor")
 	}
 	var tasks []dashboard.Task
 	hg, _, _, next := get("/api/tasks?limit=20", &tasks)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,39 +13,6 @@ import (
 	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
 )
-
-// cmdCounter is a go-redis hook counting the commands sent, by name.
-type cmdCounter struct {
-	hgetall, hmget, sscan atomic.Int64
-}
-
-func (c *cmdCounter) count(cmd redis.Cmder) {
-	switch cmd.Name() {
-	case "hgetall":
-		c.hgetall.Add(1)
-	case "hmget":
-		c.hmget.Add(1)
-	case "sscan":
-		c.sscan.Add(1)
-	}
-}
-
-func (c *cmdCounter) reset() { c.hgetall.Store(0); c.hmget.Store(0); c.sscan.Store(0) }
-
-func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
-}
-
-func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			c.count(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // writeTasks declares n tasks named prefix-00000... through the register
 // script, 1000 to a pipeline; every tenth is paused, every third has type
@@ -84,8 +50,7 @@ func TestTaskPageAtScale(t *testing.T) {
 	const n = 20000
 	cl := redistest.Start(t).Client(t)
 	writeTasks(t, cl, "task", n)
-	var cnt cmdCounter
-	cl.AddHook(&cnt)
+	cnt := redistest.CountCommands(cl, nil)
 	in := NewInspector(cl)
 	ctx := context.Background()
 
@@ -94,11 +59,11 @@ func TestTaskPageAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("a page of %d of %d tasks: %v, %d SSCAN steps, %d HGETALL", len(page.Tasks), n, time.Since(start), cnt.sscan.Load(), cnt.hgetall.Load())
+	t.Logf("a page of %d of %d tasks: %v, %d SSCAN steps, %d HGETALL", len(page.Tasks), n, time.Since(start), cnt.Count("sscan"), cnt.Count("hgetall"))
 	if len(page.Tasks) < 20 || len(page.Tasks) > 40 || page.NextCursor == "" {
 		t.Fatalf("first page of 20: %d tasks, next %q", len(page.Tasks), page.NextCursor)
 	}
-	if got := cnt.hgetall.Load(); got != int64(len(page.Tasks)) || got > 40 {
+	if got := cnt.Count("hgetall"); got != int64(len(page.Tasks)) || got > 40 {
 		t.Errorf("a page of %d tasks read %d task hashes, want one each", len(page.Tasks), got)
 	}
 	if !slices.IsSortedFunc(page.Tasks, func(a, b TaskInfo) int { return strings.Compare(a.Name, b.Name) }) {
@@ -109,16 +74,16 @@ func TestTaskPageAtScale(t *testing.T) {
 	}
 
 	// For comparison, what a list of every task costs.
-	cnt.reset()
+	cnt.Reset()
 	start = time.Now()
 	all, err := in.ListTasks(ctx)
 	if err != nil || len(all) != n {
 		t.Fatalf("ListTasks: %d tasks, %v", len(all), err)
 	}
-	t.Logf("ListTasks of %d tasks: %v, %d HGETALL", n, time.Since(start), cnt.hgetall.Load())
+	t.Logf("ListTasks of %d tasks: %v, %d HGETALL", n, time.Since(start), cnt.Count("hgetall"))
 
 	// The whole walk: every task once, never more than a step's over the limit.
-	cnt.reset()
+	cnt.Reset()
 	start = time.Now()
 	seen := map[string]int{}
 	pages, cursor := 0, ""
@@ -150,7 +115,7 @@ func TestTaskPageAtScale(t *testing.T) {
 			t.Errorf("task %s seen %d times", name, k)
 		}
 	}
-	if got := cnt.hgetall.Load(); got != n {
+	if got := cnt.Count("hgetall"); got != n {
 		t.Errorf("the walk read %d task hashes, want %d (one each)", got, n)
 	}
 	if pages < n/1000 {
@@ -158,7 +123,7 @@ func TestTaskPageAtScale(t *testing.T) {
 	}
 
 	// MATCH: a glob on the name.
-	cnt.reset()
+	cnt.Reset()
 	start = time.Now()
 	var matched []string
 	for cursor = ""; ; {
@@ -173,21 +138,21 @@ func TestTaskPageAtScale(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("the walk of a match of 10 in %d: %v, %d SSCAN steps", n, time.Since(start), cnt.sscan.Load())
+	t.Logf("the walk of a match of 10 in %d: %v, %d SSCAN steps", n, time.Since(start), cnt.Count("sscan"))
 	slices.Sort(matched)
 	want := []string{"task-12340", "task-12341", "task-12342", "task-12343", "task-12344", "task-12345", "task-12346", "task-12347", "task-12348", "task-12349"}
 	if !slices.Equal(matched, want) {
 		t.Errorf("match task-1234*: %q", matched)
 	}
-	if got := cnt.hgetall.Load(); got != int64(len(want)) {
+	if got := cnt.Count("hgetall"); got != int64(len(want)) {
 		t.Errorf("the match read %d task hashes, want %d", got, len(want))
 	}
 
 	// Status and type: only the tasks that pass are read in full.
-	cnt.reset()
+	cnt.Reset()
 	start = time.Now()
 	p, err := in.TaskPage(ctx, TaskQuery{Limit: 30, Status: StatusPaused, Type: "other"})
-	t.Logf("a filtered page (1 in 30 passes): %d tasks, %v, %d SSCAN steps, %d HMGET, %d HGETALL", len(p.Tasks), time.Since(start), cnt.sscan.Load(), cnt.hmget.Load(), cnt.hgetall.Load())
+	t.Logf("a filtered page (1 in 30 passes): %d tasks, %v, %d SSCAN steps, %d HMGET, %d HGETALL", len(p.Tasks), time.Since(start), cnt.Count("sscan"), cnt.Count("hmget"), cnt.Count("hgetall"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +166,10 @@ func TestTaskPageAtScale(t *testing.T) {
 			t.Errorf("filtered page holds %s (%s, %s)", tk.Name, tk.Status, tk.Type)
 		}
 	}
-	if got := cnt.hgetall.Load(); got != int64(len(p.Tasks)) {
+	if got := cnt.Count("hgetall"); got != int64(len(p.Tasks)) {
 		t.Errorf("the filtered page read %d full hashes for %d tasks", got, len(p.Tasks))
 	}
-	if got := cnt.hmget.Load(); got > 20000/10 {
+	if got := cnt.Count("hmget"); got > 20000/10 {
 		t.Errorf("the filtered page read the state of %d tasks", got)
 	}
 
@@ -252,8 +217,7 @@ func TestJobPage(t *testing.T) {
 	if _, err := c.EnqueueMany(ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
-	var cnt cmdCounter
-	cl.AddHook(&cnt)
+	cnt := redistest.CountCommands(cl, nil)
 	in := NewInspector(cl)
 	var ids []string
 	for cursor := ""; ; {
@@ -275,7 +239,7 @@ func TestJobPage(t *testing.T) {
 		t.Errorf("pending walk: %d ids, %v...", len(ids), ids[:min(3, len(ids))])
 	}
 	// One HMGET of the job data (and one of attempts) per page of 40.
-	if got := cnt.hmget.Load(); got != 2*7 {
+	if got := cnt.Count("hmget"); got != 2*7 {
 		t.Errorf("the walk sent %d HMGETs, want 14 (2 per page)", got)
 	}
 	p, err := in.JobPage(ctx, JobQuery{State: JobPending, Limit: 5, Type: "mail"})

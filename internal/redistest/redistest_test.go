@@ -505,3 +505,31 @@ func TestLaunchFailsWithoutServer(t *testing.T) {
 		t.Errorf("Launch without redis-server on PATH: %v, want the install hint", err)
 	}
 }
+
+// TestCountCommands counts commands sent alone and in a pipeline, by
+// name, and by a label and weight of the test's.
+func TestCountCommands(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	byName := redistest.CountCommands(c, nil)
+	fields := redistest.CountCommands(c, func(cmd redis.Cmder) (string, int64) {
+		if cmd.Name() == "hmget" {
+			return "fields", int64(len(cmd.Args()) - 2)
+		}
+		return "", 0
+	})
+	c.HGetAll(ctx, "h")
+	pipe := c.Pipeline()
+	pipe.HMGet(ctx, "h", "a", "b", "c")
+	pipe.HGetAll(ctx, "h")
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if byName.Count("hgetall") != 2 || byName.Count("hmget") != 1 || fields.Count("fields") != 3 {
+		t.Errorf("counted hgetall %d, hmget %d, fields %d; want 2, 1, 3", byName.Count("hgetall"), byName.Count("hmget"), fields.Count("fields"))
+	}
+	byName.Reset()
+	if byName.Count("hgetall") != 0 {
+		t.Error("Reset kept a count")
+	}
+}
