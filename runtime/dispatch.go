@@ -343,7 +343,7 @@ func lastScore(scores []int64) int64 {
 // it saw due at that next time (up to a batch), to be prepared ahead.
 func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
 	nowMS := ms(now)
-	// One read of the queue (rdb.QueueWindow): the due tasks, up to
+	// One read of the queue (rdb.ReadQueueWindow): the due tasks, up to
 	// backlogReadPerWorker per free worker (room for this process's share,
 	// preferOwn); the tasks of the next instant, up to a batch, to prepare
 	// ahead; the instant after that; and, behind a backlog, the latest due.
@@ -387,8 +387,8 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		}
 	}
 	latest := win.Latest
-	// The latest due first, if the head does not hold them; then of the
-	// head, this process's share first (share.go).
+	// The latest due first, if the due read does not hold them; then of
+	// the due read, this process's share first (share.go).
 	var first []string
 	var firstScores []int64
 	for _, z := range latest {
