@@ -96,7 +96,8 @@
 //	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
 //	{ns}:lock:master    STR  the housekeeping process
 //	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress
-//	{ns}:run:<id>       STR  lease of one run (JSON: process, task, fire, start)
+//	{ns}:run:<id>       STR  lease of one run (JSON: process, task, fire, start); it expires its
+//	                         timeout plus two heartbeats after the claim or its last renewal
 //	{ns}:alive          ZSET run id -> deadline of its run lease, renewed every 250 ms
 //	{ns}:pulse          HASH last, since: when run leases were last renewed, and since when steadily
 //	{ns}:tasks          SET  every task key

@@ -148,7 +148,8 @@ func (mt *maintainer) renew(ctx context.Context) {
 	}
 	renewals := make([]rdb.RunRenewal, len(runs))
 	for i, r := range runs {
-		renewals[i] = rdb.RunRenewal{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl}
+		renewals[i] = rdb.RunRenewal{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl,
+			KeyMargin: mt.leaseKeyMargin()}
 	}
 	if err := mt.db.RenewRuns(ctx, renewals); err != nil && ctx.Err() == nil {
 		mt.log.Warn("renewing run leases failed", "err", err)

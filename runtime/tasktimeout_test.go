@@ -57,3 +57,37 @@ func TestRunTimeTaskTimeout(t *testing.T) {
 		t.Errorf("the long task (its type's timeout of 1m) ended a run: %+v", recs[0])
 	}
 }
+
+// ctxIgnorer runs 600 ms whatever its ctx says: a handler past its
+// timeout.
+type ctxIgnorer struct{}
+
+func (*ctxIgnorer) Handle(context.Context) error {
+	time.Sleep(600 * time.Millisecond)
+	return nil
+}
+
+// TestRunPastAShortTimeoutIsNotAbandoned: a run still going past a timeout
+// shorter than a heartbeat keeps its lease key until its next renewal (the
+// key lasts its timeout plus two heartbeats), so the master's reap does not
+// record it abandoned while its process lives.
+func TestRunPastAShortTimeoutIsNotAbandoned(t *testing.T) {
+	t.Parallel()
+	rc := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	reg := testRegistry(t, TaskConfig{Name: "overrun", Expression: "every:1s", Timeout: 100 * time.Millisecond,
+		New: func() TaskInterface { return new(ctxIgnorer) }})
+	runScheduler(t, rc, reg, WithProcessTTL(2*time.Second)) // a heartbeat every 400 ms, a reap each
+	in := NewInspector(rc)
+	var recs []Record
+	waitFor(t, 10*time.Second, "4 runs of overrun", func() bool {
+		var err error
+		recs, err = in.History(ctx, "overrun", 20)
+		return err == nil && len(recs) >= 4
+	})
+	for _, r := range recs {
+		if r.Outcome == OutcomeAbandoned {
+			t.Errorf("a run past its 100ms timeout was recorded abandoned with its process alive: %+v", r)
+		}
+	}
+}

@@ -86,8 +86,9 @@ type FireClaim struct {
 // claimArgsBefore is how many script arguments come before the first
 // candidate's; claimMaxFiresArg is the index of max fires among them.
 const (
-	claimArgsBefore  = 7
+	claimArgsBefore  = 8
 	claimMaxFiresArg = 5
+	claimSlotsArg    = 6
 	claimArgsPer     = 8
 )
 
@@ -100,7 +101,8 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 	c.keys = append(c.keys, r.k.Queue(), r.k.Running(), r.k.Alive(), r.k.Pulse())
 	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), leases.TTL.Milliseconds(), leases.Gap.Milliseconds(),
 		0, // max fires: set by ClaimFires
-		0) // how many fire slot keys: set below
+		0, // how many fire slot keys: set below
+		leases.KeyMargin.Milliseconds())
 	var slots []string      // capped types, in order of first use
 	var caps []any          // their caps
 	var slot map[string]int // type -> 1-based index in slots
@@ -127,7 +129,7 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 		c.keys = append(c.keys, r.k.FireSlots(t))
 	}
 	c.keys = append(c.keys, r.k.Unqueued())
-	c.args[claimArgsBefore-1] = len(slots)
+	c.args[claimSlotsArg] = len(slots)
 	c.args = append(c.args, caps...)
 	return c
 }
@@ -172,7 +174,9 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // history; then the fire slot keys; last, unqueued (a disabled task taken
 // out of the queue is added to it; of the wrong type, it is not)
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
-// max_fires, number of fire slot keys, then per candidate: member, fire,
+// max_fires, number of fire slot keys, key_margin_ms (the run:<id> key
+// lasts timeout + key_margin_ms: RunLeases.KeyMargin), then per
+// candidate: member, fire,
 // next, mode ("run" or "skip"), run_id, lease_json, slot (1-based index of
 // its fire slot key, 0: none), timeout_ms (the lock's TTL when the hash has
 // no timeout field; 0: 300000); then per fire slot key its cap
@@ -193,7 +197,7 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 var advanceScript = redis.NewScript(luaNow + luaHistory + `
 redis.call('ZCARD', KEYS[1])
 redis.call('SCARD', KEYS[2])
-local ttl, gap = tonumber(ARGV[4]), tonumber(ARGV[5])
+local ttl, gap, key_margin = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8])
 ` + luaTakeover + `
 local out = {}
 local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; SADD run ids; ZADD deadline/run id pairs
@@ -203,7 +207,7 @@ local unqueued = KEYS[#KEYS]
 local won, maxf = 0, tonumber(ARGV[6])
 local slot_key, slot_cap, slot_used, slot_add = {}, {}, {}, {} -- per fire slot key; slot_used nil: the key is foreign
 for j = 1, nslots do
-  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[7 + 8*n + j]), {}
+  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[8 + 8*n + j]), {}
   local c = redis.pcall('ZCARD', slot_key[j])
   if type(c) == 'number' then
     if c > 0 and steady() then c = redis.call('ZCOUNT', slot_key[j], now, '+inf') end -- expired: dead runs
@@ -215,8 +219,8 @@ for i = 0, n - 1 do
     out[#out + 1] = 'untried'
   else
     local task, lock, run, hist = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i], KEYS[8 + 4*i]
-    local member, fire, nxt, mode, runid, lease = ARGV[8 + 8*i], ARGV[9 + 8*i], ARGV[10 + 8*i], ARGV[11 + 8*i], ARGV[12 + 8*i], ARGV[13 + 8*i]
-    local slot, deftimeout = tonumber(ARGV[14 + 8*i]), tonumber(ARGV[15 + 8*i])
+    local member, fire, nxt, mode, runid, lease = ARGV[9 + 8*i], ARGV[10 + 8*i], ARGV[11 + 8*i], ARGV[12 + 8*i], ARGV[13 + 8*i], ARGV[14 + 8*i]
+    local slot, deftimeout = tonumber(ARGV[15 + 8*i]), tonumber(ARGV[16 + 8*i])
     local full = slot > 0 and slot_used[slot] ~= nil and slot_used[slot] >= slot_cap[slot]
     local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
     local res
@@ -325,7 +329,7 @@ for i = 0, n - 1 do
             leases[#leases + 1] = now + ttl
             leases[#leases + 1] = runid
           end
-          redis.call('SET', run, lease, 'PX', timeout)
+          redis.call('SET', run, lease, 'PX', timeout + key_margin)
           if holder then res = 'fire-takeover|' .. holder
           elseif foreign then res = 'fire-foreign-lock'
           else res = 'fire' end
@@ -600,27 +604,29 @@ func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFini
 	return foreignHistory, nil
 }
 
-// RunRenewal is a run in progress whose lock and lease are to be extended
-// to TTL, if they are still its own.
+// RunRenewal is a run in progress whose lock is to be extended to TTL and
+// its lease key to TTL + KeyMargin (RunLeases.KeyMargin), if they are
+// still its own.
 type RunRenewal struct {
 	Task      string
 	RunID     string
 	LockValue string
 	Lease     string
 	TTL       time.Duration
+	KeyMargin time.Duration
 }
 
 // renewScript extends the lock and lease of a run still in progress, if
 // they are still this run's.
 //
 // KEYS: lock, run
-// ARGV: lock_value, lease_json, ttl_ms
+// ARGV: lock_value, lease_json, ttl_ms (the lock's), lease_ttl_ms
 var renewScript = redis.NewScript(`
-local ttl = tonumber(ARGV[3])
+local ttl, lease_ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lock = redis.pcall('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) < ttl
-local lease = redis.pcall('GET', KEYS[2]) == ARGV[2] and redis.call('PTTL', KEYS[2]) < ttl
+local lease = redis.pcall('GET', KEYS[2]) == ARGV[2] and redis.call('PTTL', KEYS[2]) < lease_ttl
 if lock then redis.call('PEXPIRE', KEYS[1], ttl) end
-if lease then redis.call('PEXPIRE', KEYS[2], ttl) end
+if lease then redis.call('PEXPIRE', KEYS[2], lease_ttl) end
 return 1
 `)
 
@@ -631,7 +637,7 @@ func (r *RDB) RenewRuns(ctx context.Context, runs []RunRenewal) error {
 	_, err := pipelined(ctx, r.c, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
 		for _, run := range runs {
 			renewScript.EvalSha(ctx, pipe, []string{r.k.Lock(run.Task), r.k.Run(run.RunID)},
-				run.LockValue, run.Lease, run.TTL.Milliseconds())
+				run.LockValue, run.Lease, run.TTL.Milliseconds(), (run.TTL + run.KeyMargin).Milliseconds())
 		}
 		return struct{}{}
 	})

@@ -174,3 +174,32 @@ func TestNoHistoryKept(t *testing.T) {
 		t.Errorf("skips %q, want 1: the hash still counts", got)
 	}
 }
+
+// TestLeaseKeyMargin: a run's lease key lasts its timeout plus the
+// margin, after the claim and after a renewal; its lock, its timeout.
+func TestLeaseKeyMargin(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	must(t, c.HSet(ctx, r.k.Task("a"), "next_run", 1000, "status", "active", "timeout", 1000).Err())
+	a := candidate("a")
+	leases := testLeases
+	leases.KeyMargin = 5 * time.Second
+	if out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, leases, []FireCandidate{a}), 1); err != nil || !out[0].Outcome.Won() {
+		t.Fatalf("claim: %v, %v", out, err)
+	}
+	if ttl := c.PTTL(ctx, r.k.Run(a.RunID)).Val(); ttl <= 5*time.Second || ttl > 6*time.Second {
+		t.Errorf("lease key TTL after the claim %v, want the timeout 1s + the margin 5s", ttl)
+	}
+	if ttl := c.PTTL(ctx, r.k.Lock("a")).Val(); ttl > time.Second {
+		t.Errorf("lock TTL after the claim %v, want the timeout 1s", ttl)
+	}
+	must(t, r.RenewRuns(ctx, []RunRenewal{{Task: "a", RunID: a.RunID, LockValue: LockValue("p", 1000), Lease: a.Lease,
+		TTL: 2 * time.Second, KeyMargin: 5 * time.Second}}))
+	if ttl := c.PTTL(ctx, r.k.Run(a.RunID)).Val(); ttl <= 6*time.Second || ttl > 7*time.Second {
+		t.Errorf("lease key TTL after a renewal %v, want 2s + 5s", ttl)
+	}
+	if ttl := c.PTTL(ctx, r.k.Lock("a")).Val(); ttl <= time.Second || ttl > 2*time.Second {
+		t.Errorf("lock TTL after a renewal %v, want 2s", ttl)
+	}
+}

@@ -35,9 +35,17 @@ import (
 // RunLeases are the settings of run leases: a run lease lasts TTL after
 // its last renewal, and Redis counts as having served steadily while
 // pulses come at most Gap apart. Processes renew every TTL/6.
+//
+// KeyMargin is how much longer than its task's timeout a run's lease key
+// (run:<id>, the one the master's reap reads) lasts after the claim and
+// after each renewal (RenewRuns, at the heartbeat): a run whose timeout is
+// shorter than the time between two renewals would otherwise lose its
+// lease key while it still runs, and be recorded abandoned (and retried)
+// with its process alive. 0 is none.
 type RunLeases struct {
-	TTL time.Duration
-	Gap time.Duration
+	TTL       time.Duration
+	Gap       time.Duration
+	KeyMargin time.Duration
 }
 
 // renewRunLeasesScript is one process's pulse and the renewal of the run
