@@ -161,7 +161,7 @@ func (c *Client) taskDecl(spec TaskSpec) (rdb.TaskDecl, schedule.Schedule, error
 		}
 	}
 	return rdb.TaskDecl{Key: spec.Key, Class: reg.Config().Class, Type: spec.Type,
-		Expression: spec.Expression, TZ: spec.TZ, Interval: schedule.Describe(sched), Status: string(spec.Status),
+		Expression: spec.Expression, TZ: spec.TZ, Status: string(spec.Status),
 		Timeout: spec.Timeout, Concurrent: spec.Concurrent, Misfire: string(spec.Misfire),
 		Params: string(params), MaxRunning: spec.MaxRunning, Rate: spec.Rate, Priority: spec.Priority,
 		Jitter: spec.Jitter}, sched, nil

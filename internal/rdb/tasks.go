@@ -29,10 +29,10 @@ type TaskDecl struct {
 	Type       string
 	Expression string
 	TZ         string
-	Interval   string // the schedule in words
-	Status     string // "" keeps the stored one (run-time tasks)
-	NextMS     int64  // the first instant, if the task is new or rescheduled
-	Timeout    time.Duration
+	Interval   string        // the schedule in words (declared tasks; a run-time task's is computed when read)
+	Status     string        // "" keeps the stored one (run-time tasks)
+	NextMS     int64         // the first instant, if the task is new or rescheduled
+	Timeout    time.Duration // a run-time task's 0: its type's, not stored
 	Concurrent bool
 	Misfire    string
 	Retries    int
