@@ -49,23 +49,30 @@ func (c *redisContact) settled(now time.Time, ttl time.Duration) bool {
 // deadline of its scripts.
 type dutyKey struct{}
 
-// dutyContext starts a round of master duties: every staleness-judging
-// script of the round does nothing if Redis runs it later than 0.7 of a
-// process TTL after the round began. Processes beat every TTL/5, so no
-// live process can look a TTL old before that, unless Redis was away
-// during the round; and a read of the round delayed by an outage (held or
-// retried by the client) would otherwise feed a script that judges by a
-// clock that moved on while nobody could write.
-func (mt *maintainer) dutyContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, dutyKey{}, ms(mt.clock.Now().Add(mt.opts.processTTL*7/10)))
+// dutyContext starts a round of master duties on the heartbeat that
+// ended at beatAt (server time): every staleness-judging script of the
+// round does nothing if Redis runs it later than dutyWindow after that
+// heartbeat. Processes beat every TTL/5, so no live process can look a
+// TTL old before that, unless Redis or this process was away since the
+// heartbeat: a loop held up between its heartbeat and its round (its calls
+// stalled by an outage, the process not scheduled), or a read of the round
+// delayed (held or retried by the client), would otherwise feed a script
+// that judges by a clock that moved on while nobody could write, and
+// prune the tasks of live processes or record their runs abandoned.
+func (mt *maintainer) dutyContext(ctx context.Context, beatAt time.Time) context.Context {
+	return context.WithValue(ctx, dutyKey{}, ms(beatAt.Add(dutyWindow(mt.opts.processTTL))))
 }
 
+// dutyWindow is how long after a heartbeat a round of master duties
+// started on it may act: 0.7 of a process TTL.
+func dutyWindow(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
+
 // dutyDeadline is the server time (unix ms) after which a master duty's
-// script does nothing: the round's (see dutyContext), or 0.7 of a process
-// TTL from now outside a round.
+// script does nothing: the round's (see dutyContext), or dutyWindow from
+// now outside a round.
 func (mt *maintainer) dutyDeadline(ctx context.Context) int64 {
 	if v, ok := ctx.Value(dutyKey{}).(int64); ok {
 		return v
 	}
-	return ms(mt.clock.Now().Add(mt.opts.processTTL * 7 / 10))
+	return ms(mt.clock.Now().Add(dutyWindow(mt.opts.processTTL)))
 }

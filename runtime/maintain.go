@@ -66,9 +66,18 @@ func (mt *maintainer) maintain(ctx context.Context) {
 			contact.fail()
 			continue
 		}
-		if broken := contact.ok(beat, time.Now(), mt.opts.processTTL); broken > 0 {
+		beatEnd, beatAt := time.Now(), mt.clock.Now()
+		if broken := contact.ok(beat, beatEnd, mt.opts.processTTL); broken > 0 {
 			mt.log.Warn("Redis answers again after an outage or a stall; judging other processes dead waits a process TTL",
 				"outage", broken.Round(time.Millisecond).String(), "wait", mt.opts.processTTL.String())
+		}
+		if mt.opts.afterBeat != nil {
+			mt.opts.afterBeat()
+		}
+		// Lost data first: the locks of runs in progress are taken again
+		// right after the heartbeat that finds the loss (see checkData).
+		if err := mt.checkData(ctx); err != nil && ctx.Err() == nil {
+			mt.log.Warn("data check failed", "err", err)
 		}
 		mt.renew(ctx)
 		mt.jobs.renewJobs(ctx)
@@ -83,11 +92,12 @@ func (mt *maintainer) maintain(ctx context.Context) {
 			lastForget = time.Now()
 			mt.disp.forgetIgnored()
 		}
-		if err := mt.checkData(ctx); err != nil && ctx.Err() == nil {
-			mt.log.Warn("data check failed", "err", err)
-		}
-		if mt.takeMaster(ctx) && contact.settled(time.Now(), mt.opts.processTTL) {
-			mt.masterDuties(mt.dutyContext(ctx))
+		// The round judges staleness by this heartbeat: a loop held up since
+		// (its calls stalled by Redis, the process not scheduled) for most
+		// of a TTL does no duty on it (see dutyContext).
+		if mt.takeMaster(ctx) && contact.settled(time.Now(), mt.opts.processTTL) &&
+			time.Since(beatEnd) < dutyWindow(mt.opts.processTTL) {
+			mt.masterDuties(mt.dutyContext(ctx, beatAt))
 		}
 	}
 }
@@ -160,8 +170,9 @@ func (mt *maintainer) renew(ctx context.Context) {
 // without persistence, a flush): the meta key written at registration is
 // gone. The locks of runs in progress are gone too: each process takes its
 // own again, whether it finds the loss itself or sees that another process
-// registered again (meta's created_at changed), and the tasks are scheduled
-// from two heartbeats on, so every live process has its locks back before a
+// registered again (meta's created_at changed), and then registers its own
+// tasks (a fleet's tasks are its own: WithTasks), scheduled from
+// dataLossResume on, so every live process has its locks back before a
 // task can fire beside a run that is still going.
 func (mt *maintainer) checkData(ctx context.Context) error {
 	created, err := mt.db.DataEpoch(ctx)
@@ -176,18 +187,27 @@ func (mt *maintainer) checkData(ctx context.Context) error {
 		mt.log.Warn("namespace data was lost (Redis restarted empty or was flushed) and registered again by another process; taking the locks of running tasks again")
 		mt.dataEpoch = created
 		mt.tasks.retakeLocks(ctx)
-		return nil
 	case !mt.hasSchedules():
 		return nil // only job types: nothing to register
+	default:
+		mt.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
+		mt.tasks.retakeLocks(ctx)
 	}
-	mt.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
-	mt.tasks.retakeLocks(ctx)
-	if err := mt.registerFrom(ctx, mt.clock.Now().Add(2*mt.opts.heartbeat)); err != nil {
+	if err := mt.registerFrom(ctx, mt.clock.Now().Add(mt.dataLossResume())); err != nil {
 		return err
 	}
-	mt.dataEpoch = "" // ours, or a process's that registered at the same time
 	mt.wake()
 	return nil
+}
+
+// dataLossResume is how long after registering again on lost data the
+// tasks are first due: a process TTL and a heartbeat. A live process
+// beats within a process TTL, and the heartbeat that finds the loss is
+// followed by taking its locks again, so by then every live process holds
+// the locks of its runs in progress again (one that has not beaten for a
+// TTL counts as dead anyway).
+func (mt *maintainer) dataLossResume() time.Duration {
+	return mt.opts.processTTL + mt.opts.heartbeat
 }
 
 // takeMaster takes or renews lock:master and reports whether this process

@@ -87,24 +87,27 @@ const (
 
 // options holds every setting with its default applied.
 type options struct {
-	namespace    string
-	logger       *slog.Logger
-	workers      int
-	grace        time.Duration
-	maxSleep     time.Duration
-	batch        int
-	processID    string
-	version      string
-	hooks        Hooks
-	listeners    []Listener
-	middleware   []Middleware
-	maxPayload   int
-	historyLen   int
-	historyAge   time.Duration
-	heartbeat    time.Duration
-	processTTL   time.Duration
-	runLease     time.Duration
-	localClock   func() time.Time
+	namespace  string
+	logger     *slog.Logger
+	workers    int
+	grace      time.Duration
+	maxSleep   time.Duration
+	batch      int
+	processID  string
+	version    string
+	hooks      Hooks
+	listeners  []Listener
+	middleware []Middleware
+	maxPayload int
+	historyLen int
+	historyAge time.Duration
+	heartbeat  time.Duration
+	processTTL time.Duration
+	runLease   time.Duration
+	localClock func() time.Time
+	// afterBeat, a test's hook, runs in the maintenance loop right after
+	// each successful heartbeat (nil: nothing).
+	afterBeat    func()
 	deadLetters  int
 	retryBackoff time.Duration
 	provide      []TaskInterface // Provide's values, checked by NewScheduler

@@ -36,7 +36,7 @@ func writeTasks(t *testing.T, cl redis.UniversalClient, prefix string, n int) {
 				Expression: "every:1h", TZ: "UTC", Interval: "every hour", Status: st, NextMS: next,
 				Timeout: time.Minute, Misfire: "once"})
 		}
-		if _, err := db.Register(ctx, time.Now().UnixMilli(), decls); err != nil {
+		if _, _, err := db.Register(ctx, time.Now().UnixMilli(), decls); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,7 +23,8 @@ func (mt *maintainer) register(ctx context.Context) error {
 }
 
 // registerFrom is register with the first instant of a task written anew
-// (a new task, a changed schedule) strictly after first.
+// (a new task, a changed schedule) strictly after first. It runs at the
+// start and in the maintenance goroutine (checkData), which own dataEpoch.
 func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 	var tasks []*registry.Entry
 	for _, reg := range mt.reg.Entries() {
@@ -43,10 +44,13 @@ func (mt *maintainer) registerFrom(ctx context.Context, first time.Time) error {
 			Timeout: c.Timeout, Concurrent: c.Concurrent, Misfire: string(c.Misfire), Retries: c.Retries,
 			MaxRunning: c.MaxRunning, Rate: c.Rate, Priority: c.Priority, Jitter: c.Jitter}
 	}
-	written, err := mt.db.Register(ctx, ms(now), decls)
+	written, epoch, err := mt.db.Register(ctx, ms(now), decls)
 	if err != nil {
 		return fmt.Errorf("crontab: register tasks: %w", err)
 	}
+	// The data this registration wrote into: a later loss shows as a
+	// change of it (checkData), even before the first check.
+	mt.dataEpoch = epoch
 	changed := 0
 	for i, ch := range written {
 		if ch {

@@ -242,6 +242,32 @@ func TestWithTasksReregistersOnlyItsTasks(t *testing.T) {
 	}
 }
 
+// After Redis lost its data, every fleet registers its own tasks again,
+// whichever notices the loss first: the one that sees the namespace
+// registered again by another fleet writes its tasks too, and they fire.
+func TestEveryFleetReregistersAfterDataLoss(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	reg := rolesBuild(t, "reflush")
+	var ranB atomic.Int64
+	behave(t, "reflush a", func(context.Context) error { return nil })
+	behave(t, "reflush b", func(context.Context) error { ranB.Add(1); return nil })
+	_, stopA := runScheduler(t, rdb, reg, WithProcessID("fleet-a"), WithTasks("reflush a"))
+	defer stopA()
+	_, stopB := runScheduler(t, rdb, reg, WithProcessID("fleet-b"), WithTasks("reflush b"))
+	defer stopB()
+	k := newKeys("crontab")
+	must(t, rdb.FlushAll(ctx).Err()) // the test's own redis-server
+	waitFor(t, 5*time.Second, "both fleets' tasks registered again", func() bool {
+		n, _ := rdb.Exists(ctx, k.Task("reflush a"), k.Task("reflush b")).Result()
+		return n == 2
+	})
+	ran := ranB.Load()
+	waitFor(t, 5*time.Second, "reflush b to fire after the loss", func() bool { return ranB.Load() > ran })
+}
+
 // isMasterNow reports whether the process holds lock:master as of its
 // latest heartbeat.
 func (mt *maintainer) isMasterNow() bool {

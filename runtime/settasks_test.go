@@ -21,7 +21,7 @@ func TestSetTasksPerTaskErrors(t *testing.T) {
 	ctx := context.Background()
 	reg := smsRegistry(t, 0)
 	c := NewClient(rc, reg)
-	if _, err := rdbOf(rc).Register(ctx, 1, []rdb.TaskDecl{{Key: "static", Type: "sms", Expression: "every:1h",
+	if _, _, err := rdbOf(rc).Register(ctx, 1, []rdb.TaskDecl{{Key: "static", Type: "sms", Expression: "every:1h",
 		TZ: "UTC", Status: "active", NextMS: 1 << 40, Misfire: "once"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRemoveTasksPerKey(t *testing.T) {
 	rc := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	c := NewClient(rc, smsRegistry(t, 0))
-	if _, err := rdbOf(rc).Register(ctx, 1, []rdb.TaskDecl{{Key: "static", Type: "sms", Expression: "every:1h",
+	if _, _, err := rdbOf(rc).Register(ctx, 1, []rdb.TaskDecl{{Key: "static", Type: "sms", Expression: "every:1h",
 		TZ: "UTC", Status: "active", NextMS: 1 << 40, Misfire: "once"}}); err != nil {
 		t.Fatal(err)
 	}

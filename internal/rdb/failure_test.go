@@ -77,7 +77,7 @@ func claimed(t *testing.T, r *RDB, n int) {
 // declared registers a task "a" due at 1000 (every second).
 func declared(t *testing.T, r *RDB) {
 	t.Helper()
-	if _, err := r.Register(context.Background(), 500, []TaskDecl{{Key: "a", Class: "A", Type: "a",
+	if _, _, err := r.Register(context.Background(), 500, []TaskDecl{{Key: "a", Class: "A", Type: "a",
 		Expression: "every:1s", TZ: "UTC", Interval: "every second", Status: "active", NextMS: 1000,
 		Timeout: time.Minute, Misfire: "once"}}); err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func scriptCases() []scriptCase {
 			return err
 		}},
 		{"Register", func(*testing.T, *RDB) {}, func(r *RDB) error {
-			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000}})
+			_, _, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000}})
 			return err
 		}},
 		{"SetTask", func(*testing.T, *RDB) {}, func(r *RDB) error {
@@ -240,7 +240,7 @@ func scriptCases() []scriptCase {
 			return err
 		}},
 		{"RegisterFlow", func(*testing.T, *RDB) {}, func(r *RDB) error {
-			_, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000,
+			_, _, err := r.Register(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1s", Status: "active", NextMS: 1000,
 				Concurrent: true, MaxRunning: 3, Rate: registry.Rate{N: 5, Per: time.Second}, Priority: -2, Jitter: time.Minute}})
 			return err
 		}},

@@ -43,7 +43,7 @@ func TestTaskHashFlowFields(t *testing.T) {
 		name  string
 		write func(d TaskDecl) error
 	}{
-		{"register", func(d TaskDecl) error { _, err := r.Register(ctx, 500, []TaskDecl{d}); return err }},
+		{"register", func(d TaskDecl) error { _, _, err := r.Register(ctx, 500, []TaskDecl{d}); return err }},
 		{"settask", func(d TaskDecl) error { _, err := r.SetTask(ctx, 500, d); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestTaskHashJitterField(t *testing.T) {
 		name  string
 		write func(d TaskDecl) (bool, error)
 	}{
-		{"register", func(d TaskDecl) (bool, error) { ch, err := r.Register(ctx, 500, []TaskDecl{d}); return ch[0], err }},
+		{"register", func(d TaskDecl) (bool, error) { ch, _, err := r.Register(ctx, 500, []TaskDecl{d}); return ch[0], err }},
 		{"settask", func(d TaskDecl) (bool, error) { res, err := r.SetTask(ctx, 500, d); return res > 0, err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

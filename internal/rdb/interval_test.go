@@ -19,7 +19,7 @@ func TestIntervalRewritten(t *testing.T) {
 	declared(t, r)
 	must(t, c.HSet(ctx, r.k.Task("a"), "interval", "old words").Err())
 	next := c.HGet(ctx, r.k.Task("a"), "next_run").Val()
-	if _, err := r.Register(ctx, 600, []TaskDecl{{Key: "a", Class: "A", Type: "a", Expression: "every:1s", TZ: "UTC",
+	if _, _, err := r.Register(ctx, 600, []TaskDecl{{Key: "a", Class: "A", Type: "a", Expression: "every:1s", TZ: "UTC",
 		Interval: "every second, in new words", Status: "active", NextMS: 9000, Timeout: time.Minute, Misfire: "once"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,7 @@ end
 // rate_per_ms, priority (the last four "0" when not set: see flowLua),
 // jitter_ms ("0" when none: the field is deleted; a changed jitter
 // reschedules the task as a changed expression does)
+// Returns {changed (1: created or rescheduled, else 0), meta's created_at}.
 var registerScript = redis.NewScript(luaLib + flowLua + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
@@ -116,15 +117,18 @@ elseif changed == 1 or not redis.call('ZSCORE', KEYS[2], member) then
   redis.call('ZADD', KEYS[2], nr, member)
   redis.call('SREM', KEYS[6], member)
 end
-return changed
+return {changed, redis.call('HGET', KEYS[4], 'created_at')}
 `)
 
 // Register writes the declared tasks, one script call each in one
-// pipeline, and reports which were created or rescheduled.
+// pipeline, and reports which were created or rescheduled, and epoch, the
+// namespace's meta created_at as the first call found it (or wrote it):
+// a process that compares it with later reads (DataEpoch) sees a loss of
+// Redis's data from its first call on, even one during the pipeline.
 // Failure: each call is one task's; it checks the types of its five keys
 // before its first write, so a foreign value fails that task's call having
 // written nothing (quarantine moves a foreign singleton aside).
-func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bool, error) {
+func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) (changed []bool, epoch string, err error) {
 	cmds, err := pipelined(ctx, r.c, []*redis.Script{registerScript}, func(pipe redis.Pipeliner) []*redis.Cmd {
 		cmds := make([]*redis.Cmd, len(tasks))
 		for i, t := range tasks {
@@ -137,14 +141,21 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) ([]bo
 		return cmds
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	changed := make([]bool, len(cmds))
+	changed = make([]bool, len(cmds))
 	for i, cmd := range cmds {
-		n, _ := cmd.Int64()
+		res, _ := cmd.Slice()
+		if len(res) != 2 {
+			continue
+		}
+		n, _ := res[0].(int64)
 		changed[i] = n == 1
+		if i == 0 {
+			epoch, _ = res[1].(string)
+		}
 	}
-	return changed, nil
+	return changed, epoch, nil
 }
 
 // luaTaskWrite is the prelude that writes one run-time task's hash: the
