@@ -1,23 +1,32 @@
 package runtime
 
-import "context"
+import (
+	"context"
 
-// retakeLocks takes again the locks of this process's runs in progress
-// after Redis lost its data, so that no fire of a non-concurrent task
-// starts beside a run that is still going. A run that finished meanwhile
-// gives its lock back.
+	"github.com/gocrontab/crontab/internal/rdb"
+)
+
+// retakeLocks writes again, after Redis lost its data, the state of this
+// process's runs in progress: each run's lock (so that no fire of a
+// non-concurrent task starts beside a run that is still going), running
+// entry, run lease and lease key (so that its renewals find them, and a
+// peer takes the lock over and records the run abandoned if this process
+// dies before the run ends). A run that finished meanwhile gives back
+// what was written for it.
 func (tr *taskRunner) retakeLocks(ctx context.Context) {
-	runs := tr.runsInFlight()
-	for _, r := range runs {
-		took, err := tr.db.RetakeLock(ctx, r.task, r.lockValue, r.ttl)
-		if err != nil {
-			tr.log.Warn("could not take the lock of a running task again", "task", r.task, "err", err)
+	leases := tr.runLeases()
+	for _, r := range tr.runsInFlight() {
+		run := rdb.RunRestore{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl}
+		if _, err := tr.db.RestoreRun(ctx, run, leases); err != nil {
+			tr.log.Warn("could not write again the lock and lease of a running task", "task", r.task, "err", err)
 			continue
 		}
 		// finished is set before the run's finish script is sent: if that
-		// script ran before ours, the lock we just took is nobody'tr.
-		if took && r.finished.Load() {
-			_ = tr.db.ReleaseLock(ctx, r.task, r.lockValue)
+		// script ran before ours, what we just wrote is nobody's.
+		if r.finished.Load() {
+			if err := tr.db.DropRestored(ctx, run); err != nil {
+				tr.log.Warn("could not take back the lock and lease of a finished run", "task", r.task, "err", err)
+			}
 		}
 	}
 }

@@ -77,7 +77,7 @@ func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	failing := false
-	warned := map[string]bool{} // run ids whose lost lease was logged
+	lost := lostLeases{since: map[string]time.Time{}, warned: map[string]bool{}}
 	for {
 		runs := tr.runsInFlight()
 		ids := make([]string, len(runs))
@@ -94,7 +94,7 @@ func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
 		// A call held up by a Redis stall is given up after a TTL: the
 		// next one goes on another connection.
 		cctx, cancel := context.WithTimeout(ctx, tr.opts.runLease)
-		lost, err := tr.db.RenewRunLeases(cctx, tr.runLeases(), ids, slots)
+		gone, err := tr.db.RenewRunLeases(cctx, tr.runLeases(), ids, slots)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -106,7 +106,7 @@ func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
 			tr.log.Info("renewing run leases works again")
 			failing = false
 		}
-		tr.reportLostLeases(runs, lost, warned)
+		tr.reportLostLeases(runs, gone, &lost, time.Now())
 		select {
 		case <-ctx.Done():
 			return
@@ -115,28 +115,55 @@ func (tr *taskRunner) runLeaseRenewer(ctx context.Context) {
 	}
 }
 
+// lostLeases follows, in the run lease renewer, the runs in progress whose
+// run lease is gone.
+type lostLeases struct {
+	since  map[string]time.Time // run id -> first renewal that found it gone, since
+	warned map[string]bool      // run ids whose lost lease was logged
+}
+
 // reportLostLeases logs, once per run, a run in progress whose run lease
-// is gone: another process took its lock over (this process was stopped
-// or cut off from Redis for longer than its run lease allows), or Redis
-// lost its data. A run whose finish was written meanwhile is not one.
-func (tr *taskRunner) reportLostLeases(runs []*inflightRun, lost []string, warned map[string]bool) {
+// has been gone for two heartbeats at now: another process took its lock
+// over (this process was stopped or cut off from Redis for longer than its
+// run lease allows). A lease gone for less is not reported: after Redis
+// lost its data the maintenance loop writes it again at the heartbeat that
+// finds the loss (retakeLocks). A run whose finish was written meanwhile
+// is not one.
+func (tr *taskRunner) reportLostLeases(runs []*inflightRun, gone []string, l *lostLeases, now time.Time) {
 	inflight := make(map[string]*inflightRun, len(runs))
 	for _, r := range runs {
 		inflight[r.runID] = r
 	}
-	for id := range warned {
-		if inflight[id] == nil {
-			delete(warned, id)
+	isGone := make(map[string]bool, len(gone))
+	for _, id := range gone {
+		isGone[id] = true
+	}
+	for id := range l.since {
+		if !isGone[id] {
+			delete(l.since, id) // renewed again: written back, or finished
 		}
 	}
-	for _, id := range lost {
+	for id := range l.warned {
+		if inflight[id] == nil {
+			delete(l.warned, id)
+		}
+	}
+	for _, id := range gone {
 		r := inflight[id]
-		if r == nil || r.finished.Load() || warned[id] {
+		if r == nil || r.finished.Load() || l.warned[id] {
 			continue
 		}
-		warned[id] = true
-		tr.log.Error("run lease lost during the run: this process was stopped or cut off from Redis for longer than its run lease, "+
-			"or Redis lost its data; another process may run the task meanwhile", "task", r.task, "run", id,
+		since, seen := l.since[id]
+		if !seen {
+			l.since[id] = now
+			continue
+		}
+		if now.Sub(since) < 2*tr.opts.heartbeat {
+			continue
+		}
+		l.warned[id] = true
+		tr.log.Error("run lease lost during the run: this process was stopped or cut off from Redis for longer than its run lease; "+
+			"another process may run the task meanwhile", "task", r.task, "run", id,
 			"run_lease", tr.opts.runLease.String())
 	}
 }

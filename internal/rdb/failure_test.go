@@ -40,6 +40,11 @@ func allPages(page func(ctx context.Context, cursor uint64, count int64) (uint64
 
 var testLeases = RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond}
 
+// restored is the run of task "a" at 1000 by process "p" that the
+// RestoreRun cases write again.
+var restored = RunRestore{Task: "a", RunID: RunID("a", 1000), LockValue: LockValue("p", 1000),
+	Lease: Lease{Process: "p", Task: "a", Fire: 1000, Start: 1000}.Encode(), TTL: time.Minute}
+
 // enqueued enqueues n jobs due now, of type "t", ids j0, j1, ...
 func enqueued(t *testing.T, r *RDB, n int) {
 	t.Helper()
@@ -346,10 +351,16 @@ func scriptCases() []scriptCase {
 				Process: "p", ProcessTTL: time.Second, Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`}, testHistory)
 			return err
 		}},
-		{"RetakeLock", func(t *testing.T, r *RDB) { declared(t, r) }, func(r *RDB) error {
-			_, err := r.RetakeLock(ctx, "a", LockValue("p", 1000), time.Minute)
+		{"RestoreRun", func(t *testing.T, r *RDB) { declared(t, r) }, func(r *RDB) error {
+			_, err := r.RestoreRun(ctx, restored, testLeases)
 			return err
 		}},
+		{"DropRestored", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			if _, err := r.RestoreRun(ctx, restored, testLeases); err != nil {
+				t.Fatal(err)
+			}
+		}, func(r *RDB) error { return r.DropRestored(ctx, restored) }},
 		{"TakeMaster", func(*testing.T, *RDB) {}, func(r *RDB) error { _, err := r.TakeMaster(ctx, "p", time.Second); return err }},
 		{"CountRepairs", func(t *testing.T, r *RDB) { r.c.HSet(ctx, r.k.Sweep(), RepairJob, 1) }, func(r *RDB) error {
 			return r.CountRepairs(ctx, RepairRunning, 2)

@@ -704,26 +704,77 @@ func (r *RDB) Abandon(ctx context.Context, a Abandonment, bound HistoryBound) (b
 	return n == 1, err
 }
 
-// retakeScript takes again the lock of a run in progress that Redis lost
-// (it restarted empty, or was flushed), unless the lock is held again or
-// the task is concurrent.
+// restoreRunScript writes again the state of a run in progress that Redis
+// lost (it restarted empty, or was flushed): its lock, unless the lock is
+// held again or the task is concurrent, its running entry, its run lease
+// in alive and its lease key, so that its process's renewals find them,
+// the master's reap sees the run, and a claim takes its lock over if the
+// process dies from here on. A fire slot (max_running) is not written
+// again: until the run ends its type counts one run less.
 //
-// KEYS: lock, task
-// ARGV: lock_value, ttl_ms
-// Returns 1 when it took the lock.
-var retakeScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('HGET', KEYS[2], 'concurrent') == '1' then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+// KEYS: lock, task, running, alive, run
+// ARGV: lock_value, ttl_ms, run_id, lease, lease_ttl_ms, key_margin_ms
+// Returns 1 when it took the lock. Failure: it checks the types of the
+// lock, running, alive and the lease key and reads the task before its
+// first write.
+var restoreRunScript = redis.NewScript(luaNow + `
+want_type(KEYS[1], 'string')
+want_type(KEYS[3], 'set')
+want_type(KEYS[4], 'zset')
+want_type(KEYS[5], 'string')
+local took = 0
+local concurrent = redis.call('HGET', KEYS[2], 'concurrent') == '1'
+if not concurrent and redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  took = 1
+end
+redis.call('SADD', KEYS[3], ARGV[3])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[5]), ARGV[3])
+redis.call('SET', KEYS[5], ARGV[4], 'PX', tonumber(ARGV[2]) + tonumber(ARGV[6]), 'NX')
+return took
+`)
+
+// RunRestore is a run in progress whose state RestoreRun writes again.
+type RunRestore struct {
+	Task, RunID, LockValue string
+	Lease                  string        // its lease key's value (Lease.Encode)
+	TTL                    time.Duration // the run's timeout: its lock's TTL
+}
+
+// RestoreRun writes again the lock (unless it is held again or the task is
+// concurrent), running entry, run lease and lease key of a run in progress
+// that Redis lost, with the run lease and key margin of leases. It reports
+// whether it took the lock.
+func (r *RDB) RestoreRun(ctx context.Context, run RunRestore, leases RunLeases) (bool, error) {
+	n, err := restoreRunScript.Run(ctx, r.c,
+		[]string{r.k.Lock(run.Task), r.k.Task(run.Task), r.k.Running(), r.k.Alive(), r.k.Run(run.RunID)},
+		run.LockValue, run.TTL.Milliseconds(), run.RunID, run.Lease, leases.TTL.Milliseconds(), leases.KeyMargin.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// dropRestoredScript takes back what restoreRunScript wrote for a run that
+// finished meanwhile: its lock and lease key if they still hold its
+// values, its running entry and its run lease.
+//
+// KEYS: lock, running, alive, run
+// ARGV: lock_value, run_id, lease
+var dropRestoredScript = redis.NewScript(luaLib + `
+want_type(KEYS[2], 'set')
+want_type(KEYS[3], 'zset')
+local lock = redis.pcall('GET', KEYS[1])
+local lease = redis.pcall('GET', KEYS[4])
+if lock == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('SREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+if lease == ARGV[3] then redis.call('DEL', KEYS[4]) end
 return 1
 `)
 
-// RetakeLock takes again the lock of a run in progress that Redis lost,
-// unless it is held again or the task is concurrent. It reports whether it
-// took it.
-func (r *RDB) RetakeLock(ctx context.Context, task, lockValue string, ttl time.Duration) (bool, error) {
-	n, err := retakeScript.Run(ctx, r.c, []string{r.k.Lock(task), r.k.Task(task)}, lockValue, ttl.Milliseconds()).Int()
-	return n == 1, err
+// DropRestored takes back what RestoreRun wrote for a run whose finish
+// may have been written before it.
+func (r *RDB) DropRestored(ctx context.Context, run RunRestore) error {
+	return dropRestoredScript.Run(ctx, r.c, []string{r.k.Lock(run.Task), r.k.Running(), r.k.Alive(), r.k.Run(run.RunID)},
+		run.LockValue, run.RunID, run.Lease).Err()
 }
 
 // releaseScript deletes a key if it still holds the given value
@@ -735,11 +786,6 @@ var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
-
-// ReleaseLock deletes the task's lock if it still holds lockValue.
-func (r *RDB) ReleaseLock(ctx context.Context, task, lockValue string) error {
-	return releaseScript.Run(ctx, r.c, []string{r.k.Lock(task)}, lockValue).Err()
-}
 
 // ReleaseMaster deletes lock:master if process holds it.
 func (r *RDB) ReleaseMaster(ctx context.Context, process string) error {

@@ -207,3 +207,66 @@ func TestClaimDefersToAHoldersRunLease(t *testing.T) {
 		})
 	}
 }
+
+// RestoreRun writes again a lost run's lock, running entry, run lease and
+// lease key, leaves a lock held again and a concurrent task's lock alone;
+// DropRestored takes back what it wrote and nothing of another run's.
+func TestRestoreRun(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	leases := RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond, KeyMargin: 2 * time.Second}
+	pttl := func(key string) time.Duration { return c.PTTL(ctx, key).Val() }
+	for _, tc := range []struct {
+		name      string
+		setup     func()
+		took      bool
+		lockValue string // the lock after RestoreRun
+	}{
+		{"lost", func() {}, true, restored.LockValue},
+		{"lock held again", func() { c.Set(ctx, r.k.Lock("a"), LockValue("q", 2000), time.Minute) }, false, LockValue("q", 2000)},
+		{"concurrent task", func() { c.HSet(ctx, r.k.Task("a"), "concurrent", "1") }, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			must(t, c.FlushAll(ctx).Err())
+			declared(t, r)
+			tc.setup()
+			now := c.Time(ctx).Val().UnixMilli()
+			took, err := r.RestoreRun(ctx, restored, leases)
+			must(t, err)
+			if took != tc.took {
+				t.Errorf("took the lock: %v, want %v", took, tc.took)
+			}
+			if v, _ := c.Get(ctx, r.k.Lock("a")).Result(); v != tc.lockValue {
+				t.Errorf("lock %q, want %q", v, tc.lockValue)
+			}
+			if tc.took && (pttl(r.k.Lock("a")) <= 50*time.Second || pttl(r.k.Lock("a")) > time.Minute) {
+				t.Errorf("lock PTTL %v, want the run's timeout (1m)", pttl(r.k.Lock("a")))
+			}
+			if !c.SIsMember(ctx, r.k.Running(), restored.RunID).Val() {
+				t.Error("the run is not in running")
+			}
+			if dl, err := c.ZScore(ctx, r.k.Alive(), restored.RunID).Result(); err != nil || int64(dl) < now+1400 || int64(dl) > now+1600 {
+				t.Errorf("run lease deadline %v (%v), want about now + 1.5s (%d)", int64(dl), err, now+1500)
+			}
+			if v := c.Get(ctx, r.k.Run(restored.RunID)).Val(); v != restored.Lease {
+				t.Errorf("lease key %q, want %q", v, restored.Lease)
+			}
+			if d := pttl(r.k.Run(restored.RunID)); d <= time.Minute || d > time.Minute+2*time.Second {
+				t.Errorf("lease key PTTL %v, want the timeout plus the key margin (1m2s)", d)
+			}
+			must(t, r.DropRestored(ctx, restored))
+			if v, _ := c.Get(ctx, r.k.Lock("a")).Result(); !tc.took && v != tc.lockValue {
+				t.Errorf("lock %q after the drop, want %q left alone", v, tc.lockValue)
+			}
+			if tc.took && c.Exists(ctx, r.k.Lock("a")).Val() != 0 {
+				t.Error("the restored lock is still there")
+			}
+			if c.SIsMember(ctx, r.k.Running(), restored.RunID).Val() || c.ZScore(ctx, r.k.Alive(), restored.RunID).Err() == nil ||
+				c.Exists(ctx, r.k.Run(restored.RunID)).Val() != 0 {
+				t.Error("the restored running entry, run lease or lease key is still there")
+			}
+		})
+	}
+}

@@ -552,10 +552,8 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 // value names no run (no scheduler wrote it). A named run is recorded
 // abandoned. The claim script takes a lock with its run's entry and lease,
 // and finish and abandon release it with them, so a lock without its run
-// is no claim or finish in progress. The one lock a scheduler holds
-// without its run is one it took again after Redis lost its data
-// (RetakeLock); its process is alive and renews it, so it is left alone
-// until that process is gone. A lock whose run has a lease is left to the
+// is no claim or finish in progress. A lock a scheduler wrote again after
+// Redis lost its data comes with its run's entry and lease (RestoreRun). A lock whose run has a lease is left to the
 // lease step, which deletes both and records the run once.
 //
 // KEYS: running, processes, sweep, then per lock: lock, run, task, history
