@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocrontab/crontab/internal/rdb"
 	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // After Redis lost its data mid-run, the run's process writes its run's
@@ -15,22 +16,10 @@ import (
 // take the lock over if the process died before the run ends.
 func TestDataLossRestoresRunsInProgress(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	rdbc := srv.Client(t)
+	rdbc, logs, _, runID := longRun(t)
 	ctx := context.Background()
 	name := t.Name()
-	spans := newSpanLog()
-	behave(t, name, func(ctx context.Context) error { return spans.run(ctx, 3*time.Second) })
-	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: 20 * time.Second, New: probeNew(0)})
-	logs, logger := newLogCapture()
-	runScheduler(t, rdbc, reg, WithLogger(logger))
-	waitFor(t, 5*time.Second, "a run", func() bool { return spans.startsOf(name) > 0 })
 	k := newKeys("crontab")
-	members := rdbc.SMembers(ctx, k.Running()).Val()
-	if len(members) != 1 {
-		t.Fatalf("running holds %v, want the one run", members)
-	}
-	runID := members[0]
 	lock := rdbc.Get(ctx, k.Lock(name)).Val()
 	must(t, rdbc.FlushAll(ctx).Err()) // the test's own redis-server
 	waitFor(t, 3*time.Second, "the run's state written again", func() bool {
@@ -56,23 +45,11 @@ func TestDataLossRestoresRunsInProgress(t *testing.T) {
 // two heartbeats and a renewal.
 func TestLostRunLeaseIsReported(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	rdbc := srv.Client(t)
+	rdbc, logs, s, runID := longRun(t)
 	ctx := context.Background()
-	name := t.Name()
-	spans := newSpanLog()
-	behave(t, name, func(ctx context.Context) error { return spans.run(ctx, 3*time.Second) })
-	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: 20 * time.Second, New: probeNew(0)})
-	logs, logger := newLogCapture()
-	s, _ := runScheduler(t, rdbc, reg, WithLogger(logger))
-	waitFor(t, 5*time.Second, "a run", func() bool { return spans.startsOf(name) > 0 })
 	k := newKeys("crontab")
-	members := rdbc.SMembers(ctx, k.Running()).Val()
-	if len(members) != 1 {
-		t.Fatalf("running holds %v, want the one run", members)
-	}
 	gone := time.Now()
-	must(t, rdbc.ZRem(ctx, k.Alive(), members[0]).Err())
+	must(t, rdbc.ZRem(ctx, k.Alive(), runID).Err())
 	waitFor(t, 2*time.Second, "the lost lease logged", func() bool { return len(logs.lines("run lease lost")) > 0 })
 	if d := time.Since(gone); d < 2*s.opts.heartbeat {
 		t.Errorf("logged %v after the lease was gone, want after two heartbeats (%v)", d, 2*s.opts.heartbeat)
@@ -81,4 +58,25 @@ func TestLostRunLeaseIsReported(t *testing.T) {
 	if n := len(logs.lines("run lease lost")); n != 1 {
 		t.Errorf("logged %d times, want once", n)
 	}
+}
+
+// longRun starts a scheduler, on a redis-server of the test's own, of a
+// non-concurrent every:1s task named after the test whose runs last 3s,
+// and waits for a run. It returns a client, the scheduler's log, the
+// scheduler and the run's id.
+func longRun(t *testing.T) (*redis.Client, *logCapture, *Scheduler, string) {
+	t.Helper()
+	rdbc := redistest.Start(t).Client(t)
+	name := t.Name()
+	spans := newSpanLog()
+	behave(t, name, func(ctx context.Context) error { return spans.run(ctx, 3*time.Second) })
+	reg := testRegistry(t, TaskConfig{Name: name, Expression: "every:1s", Timeout: 20 * time.Second, New: probeNew(0)})
+	logs, logger := newLogCapture()
+	s, _ := runScheduler(t, rdbc, reg, WithLogger(logger))
+	waitFor(t, 5*time.Second, "a run", func() bool { return spans.startsOf(name) > 0 })
+	members := rdbc.SMembers(context.Background(), newKeys("crontab").Running()).Val()
+	if len(members) != 1 {
+		t.Fatalf("running holds %v, want the one run", members)
+	}
+	return rdbc, logs, s, members[0]
 }
