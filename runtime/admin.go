@@ -251,7 +251,15 @@ func taskInfo(name string, h map[string]string) TaskInfo {
 	if r := (Rate{N: int(num(rdb.FieldRateN)), Per: time.Duration(num(rdb.FieldRatePerMS)) * time.Millisecond}); r.Validate() == nil {
 		t.Rate = r
 	}
-	// The defaults a run-time task's hash does not store (luaTaskWrite).
+	// The defaults a run-time task's hash does not store (luaTaskWrite):
+	// a task hash without source is a run-time task (a declared task's
+	// always has source static), without status an active one.
+	if t.Source == "" && t.Expression != "" {
+		t.Source = SourceDynamic
+	}
+	if t.Status == "" && t.Expression != "" {
+		t.Status = StatusActive
+	}
 	if t.TZ == "" && t.Expression != "" {
 		t.TZ = "UTC"
 	}

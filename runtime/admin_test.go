@@ -64,8 +64,13 @@ func TestAdminListTasksAndStatus(t *testing.T) {
 		t.Errorf("slow task %+v", s)
 	}
 	d := byName["dyn"]
-	if d.Source != SourceDynamic || d.Type != "sms" || !strings.Contains(string(d.Params), `"text":"x"`) {
+	if d.Source != SourceDynamic || d.Status != StatusActive || d.Type != "sms" || !strings.Contains(string(d.Params), `"text":"x"`) {
 		t.Errorf("dynamic task %+v", d)
+	}
+	// Its hash stores neither status (active) nor source (a run-time
+	// task): the Inspector and the status filter read them so.
+	if page, err := c.inspect().TaskPage(ctx, TaskQuery{Status: StatusActive, Match: "dyn"}); err != nil || len(page.Tasks) != 1 || page.Tasks[0].Name != "dyn" {
+		t.Errorf("page of active tasks matching dyn: %+v, %v", page, err)
 	}
 	if _, err := c.inspect().Task(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Task(nope): %v", err)

@@ -83,15 +83,19 @@
 //	                         jitter), FNV-64a of the key mod the jitter; next_run
 //	                         already has the offset)
 //	                    HASH of a run-time task (SetTask, SetTasks): type,
-//	                         expression, next_run, status, source, created_at;
-//	                         only when not the default: tz (UTC), timeout (the
-//	                         type's), concurrent (no), misfire (once), params
-//	                         (none), max_running, jitter; from its first fire:
-//	                         last_run, runs, failures, skips, last_result,
+//	                         expression, next_run, created_at; only when not
+//	                         the default: status (active), tz (UTC), timeout
+//	                         (the type's), concurrent (no), misfire (once),
+//	                         params (none), max_running, jitter; from its first
+//	                         fire: last_run, runs, failures, skips, last_result,
 //	                         last_error, last_duration. Its name is <key>, its
-//	                         class its type's in {ns}:classes, and its interval
-//	                         is computed from expression, tz and jitter when
-//	                         read (Inspector, crontab show)
+//	                         class its type's in {ns}:classes, its interval is
+//	                         computed from expression, tz and jitter when read
+//	                         (Inspector, crontab show), and it has no source: a
+//	                         hash without source is a run-time task (dynamic),
+//	                         a declared task's always has source static. A hash
+//	                         an older release wrote (status, source dynamic) is
+//	                         read the same, and made compact when set again
 //	{ns}:classes        HASH run-time task type -> class (the Go type), written by SetTasks
 //	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
 //	{ns}:lock:master    STR  the housekeeping process

@@ -73,6 +73,9 @@ func (in *Inspector) TaskSchedule(ctx context.Context, name string) (TaskSchedul
 	if ts.TZ == "" {
 		ts.TZ = "UTC" // a run-time task in UTC stores no zone
 	}
+	if ts.Status == "" {
+		ts.Status = StatusActive // an active run-time task stores no status
+	}
 	if ts.Schedule, err = inspectorSchedules.Get(ts.Expression, ts.TZ); err != nil {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: %w", name, err)
 	}

@@ -90,6 +90,10 @@ func TestInspectorSetTask(t *testing.T) {
 		string(ti.Params) != `{"to":"x"}` || ti.Timeout != 0 || ti.Next.IsZero() {
 		t.Errorf("dyn = %+v", ti)
 	}
+	// Its hash stores no status (active): the schedule reads it active.
+	if ts, err := in.TaskSchedule(ctx, "dyn"); err != nil || ts.Status != StatusActive {
+		t.Errorf("TaskSchedule(dyn): status %q, %v; want active", ts.Status, err)
+	}
 	// The type of a declared task: its class; the timeout is the type's at
 	// run time (none stored).
 	if err := in.SetTask(ctx, TaskSpec{Key: "dyn2", Type: "report", Expression: "every:2h"}); err != nil {

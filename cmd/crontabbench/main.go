@@ -31,9 +31,10 @@
 //	    300ms runs of the non-concurrent task, whose lock the run lease
 //	    (-run-lease) frees: the next fire elsewhere within 2 s.
 //	s6  schedules: -schedules run-time recurring tasks (every:1h, one type,
-//	    small params) registered with SetTasks (calls of 10,000): the rate
-//	    and the Redis memory per task (INFO used_memory delta / N, and again
-//	    once each fired); then all made due at one instant and drained by
+//	    no params; with -schedule-params task i has {"tenant":i}) registered
+//	    with SetTasks (calls of 10,000): the rate and the Redis memory per
+//	    task (INFO used_memory delta / N, and again once each fired; without
+//	    -schedule-params the bytes beyond params, the <= 300 B target); then all made due at one instant and drained by
 //	    -schedule-procs worker processes: drain rate, lag, missed and
 //	    duplicate fires, and the lag of an every:1s probe task meanwhile.
 //	    With -schedule-zones the tasks are daily:09:00 spread over every
@@ -148,6 +149,7 @@ func main() {
 	flag.IntVar(&cfg.SchedProcs, "schedule-procs", cfg.SchedProcs, "S6 worker processes")
 	flag.BoolVar(&cfg.ScheduleZones, "schedule-zones", false, "S6 tasks daily:09:00 over every IANA zone (default every:1h, UTC)")
 	flag.DurationVar(&cfg.ScheduleJitter, "schedule-jitter", 0, "S6 tasks' jitter (TaskSpec.Jitter, 0 to 24h): each due at the instant plus its offset")
+	flag.BoolVar(&cfg.ScheduleParams, "schedule-params", false, `S6 task i has params {"tenant":i} (default: no params, the memory figure is beyond params)`)
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -85,6 +85,10 @@ type Config struct {
 	// as the top of the hour would have them, and its lag is measured
 	// from that. 0: none, all at the one instant.
 	ScheduleJitter time.Duration
+	// ScheduleParams gives S6's task i the params {"tenant":i}; without
+	// it the tasks have no params, and S6's memory figure is the bytes
+	// per task beyond its params (the figure issue 16's target is for).
+	ScheduleParams bool
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

@@ -69,3 +69,23 @@ func TestCheckTenantsJittered(t *testing.T) {
 		t.Errorf("drain %v ms, want %v (the instant to the last start)", o.Drain, want)
 	}
 }
+
+// TestTenantSpecParams: S6's tasks have no params unless -schedule-params
+// (its memory figure is the bytes beyond params), and the handler finds
+// the task's index from its key alone.
+func TestTenantSpecParams(t *testing.T) {
+	spec := tenantSpec(7, "every:1h", nil, 0, false)
+	if spec.Params != nil {
+		t.Errorf("without -schedule-params: params %v, want none", spec.Params)
+	}
+	if i, ok := tenantIndex(spec.Key, 10); !ok || i != 7 {
+		t.Errorf("tenantIndex(%q) = %d, %v; want 7 from the key", spec.Key, i, ok)
+	}
+	spec = tenantSpec(7, "every:1h", []string{"UTC", "Europe/Paris"}, 0, true)
+	if p, ok := spec.Params.(map[string]int); !ok || p["tenant"] != 7 || len(p) != 1 {
+		t.Errorf("with -schedule-params: params %#v, want {tenant: 7}", spec.Params)
+	}
+	if spec.TZ != "Europe/Paris" {
+		t.Errorf("zone %q, want zone 7 mod 2", spec.TZ)
+	}
+}

@@ -251,7 +251,7 @@ for i = 0, n - 1 do
         push_history(hist, cjson.encode({task = member, fire = tonumber(fire), start_ms = now, end_ms = now,
           outcome = 'skipped', error = reason, process = ARGV[1], attempt = 0}), tonumber(ARGV[2]), tonumber(ARGV[3]))
       end
-      if h[2] ~= 'active' then
+      if h[2] and h[2] ~= 'active' then -- no status: active
         incr(task, 'skips', 1)
         res = 'paused'
       elseif mode == 'skip' then

@@ -29,7 +29,7 @@ func TestRunTimeTaskLayout(t *testing.T) {
 		t.Fatalf("SetTask: %v, %v", res, err)
 	}
 	fields := func() []string { return slices.Sorted(maps.Keys(c.HGetAll(ctx, r.k.Task("tenant-1")).Val())) }
-	want := []string{"created_at", "expression", "next_run", "params", "source", "status", "type"}
+	want := []string{"created_at", "expression", "next_run", "params", "type"} // no status (active), no source (run-time)
 	if got := fields(); !slices.Equal(got, want) {
 		t.Errorf("fields of a new run-time task: %v, want %v", got, want)
 	}
@@ -57,7 +57,7 @@ func TestRunTimeTaskLayout(t *testing.T) {
 	if _, err := r.SetTask(ctx, now, d); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fields(), []string{"created_at", "expression", "next_run", "source", "status", "type"}; !slices.Equal(got, want) {
+	if got, want := fields(), []string{"created_at", "expression", "next_run", "type"}; !slices.Equal(got, want) {
 		t.Errorf("fields after setting the defaults back: %v, want %v", got, want)
 	}
 
@@ -66,8 +66,184 @@ func TestRunTimeTaskLayout(t *testing.T) {
 	if err != nil || reads[0].Err != nil {
 		t.Fatalf("ReadTaskStates: %v %v", err, reads[0].Err)
 	}
-	if st := reads[0].State; st.TZ != "UTC" || st.Misfire != "once" || st.Params != "" || st.Type != "report" {
+	if st := reads[0].State; st.TZ != "UTC" || st.Misfire != "once" || st.Params != "" || st.Type != "report" || st.Status != "active" {
 		t.Errorf("state read: %+v", st)
+	}
+}
+
+// TestRunTimeTaskStatusField: a run-time task stores its status only when
+// it is not active: absent when created, present when paused (SetStatus
+// or SetTask), absent again when resumed; the hash stays listpack; a
+// claim fires a task without status, and skips it paused; Trigger and
+// Requeue take a task without status for an active one.
+func TestRunTimeTaskStatusField(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	d := TaskDecl{Key: "a", Type: "a", Expression: "every:1s", NextMS: 1000}
+	if res, err := r.SetTask(ctx, 500, d); err != nil || res != TaskCreated {
+		t.Fatalf("SetTask: %v, %v", res, err)
+	}
+	status := func() (string, bool) {
+		v, err := c.HGet(ctx, r.k.Task("a"), FieldStatus).Result()
+		return v, err == nil
+	}
+	if v, ok := status(); ok {
+		t.Errorf("a new active task stores status %q, want none", v)
+	}
+	if enc := c.ObjectEncoding(ctx, r.k.Task("a")).Val(); enc != "listpack" {
+		t.Errorf("encoding %q, want listpack", enc)
+	}
+	if found, err := r.SetStatus(ctx, "a", "paused"); err != nil || !found {
+		t.Fatalf("SetStatus paused: %v, %v", found, err)
+	}
+	if v, _ := status(); v != "paused" {
+		t.Errorf("paused: status %q, want paused", v)
+	}
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a")}), 1)
+	if err != nil || out[0].Outcome != FirePaused {
+		t.Errorf("claim of the paused task: %v, %v; want paused", out, err)
+	}
+	if st, _, err := r.Trigger(ctx, "a"); err != nil || st != "paused" {
+		t.Errorf("Trigger of the paused task: %q, %v", st, err)
+	}
+	if found, err := r.SetStatus(ctx, "a", "active"); err != nil || !found {
+		t.Fatalf("SetStatus active: %v, %v", found, err)
+	}
+	if v, ok := status(); ok {
+		t.Errorf("resumed: status %q stored, want none", v)
+	}
+	// Through SetTask: paused stored, active deleted; "" keeps it.
+	d.Status = "paused"
+	must(t, errOf(r.SetTask(ctx, 500, d)))
+	if v, _ := status(); v != "paused" {
+		t.Errorf("SetTask paused: status %q", v)
+	}
+	d.Status = ""
+	must(t, errOf(r.SetTask(ctx, 500, d)))
+	if v, _ := status(); v != "paused" {
+		t.Errorf("SetTask keeping the status: %q, want paused", v)
+	}
+	d.Status = "active"
+	must(t, errOf(r.SetTask(ctx, 500, d)))
+	if v, ok := status(); ok {
+		t.Errorf("SetTask active: status %q stored, want none", v)
+	}
+	reads, err := r.ReadTaskStates(ctx, []string{"a"})
+	if err != nil || reads[0].Err != nil || reads[0].State.Status != "active" {
+		t.Fatalf("ReadTaskStates: %+v, %v", reads, err)
+	}
+
+	// A claim fires it; Trigger and Requeue see an active task.
+	c.HSet(ctx, r.k.Task("a"), "next_run", 1000)
+	out, err = r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a")}), 1)
+	if err != nil || !out[0].Outcome.Won() {
+		t.Errorf("claim of a task without status: %v, %v; want it fired", out, err)
+	}
+	must(t, errOf(r.SetTask(ctx, 500, TaskDecl{Key: "b", Type: "a", Expression: "every:1s", NextMS: 1000})))
+	if st, _, err := r.Trigger(ctx, "b"); err != nil || (st != "ok" && st != "due") {
+		t.Errorf("Trigger of a task without status: %q, %v; want ok or due", st, err)
+	}
+	must(t, c.ZRem(ctx, r.k.Queue(), "b").Err())
+	if ok, err := r.Requeue(ctx, "b", 5000); err != nil || !ok {
+		t.Errorf("Requeue of a task without status whose entry was lost: %v, %v; want requeued", ok, err)
+	}
+	if v, ok := c.HGet(ctx, r.k.Task("b"), FieldStatus).Result(); ok == nil {
+		t.Errorf("Trigger or Requeue wrote status %q", v)
+	}
+}
+
+// TestRunTimeTaskSource: a run-time task's hash has no source, and yet is
+// one: RemoveTask removes it, SetTask updates it, Prune leaves it. A
+// declared task (source static, which Register always writes) still
+// refuses SetTask and RemoveTask, and declaring a run-time task's key
+// gives it the seed fields, status included.
+func TestRunTimeTaskSource(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	declared(t, r) // "a", declared in code
+	if src := c.HGet(ctx, r.k.Task("a"), "source").Val(); src != SourceStatic {
+		t.Fatalf("declared task's source %q, want static", src)
+	}
+	if res, err := r.SetTask(ctx, 500, TaskDecl{Key: "a", Type: "a", Expression: "every:1h", NextMS: 3600_000}); err != nil || res != TaskDeclaredErr {
+		t.Errorf("SetTask of a declared task: %v, %v; want refused", res, err)
+	}
+	if got := c.HGet(ctx, r.k.Task("a"), FieldExpression).Val(); got != "every:1s" {
+		t.Errorf("the refused SetTask wrote expression %q", got)
+	}
+	if res, err := r.RemoveTask(ctx, "a"); err != nil || res != -1 {
+		t.Errorf("RemoveTask of a declared task: %v, %v; want -1", res, err)
+	}
+
+	must(t, errOf(r.SetTask(ctx, 500, TaskDecl{Key: "rt", Type: "a", Expression: "every:1s", NextMS: 1000})))
+	if n := c.HExists(ctx, r.k.Task("rt"), "source").Val(); n {
+		t.Fatalf("a run-time task stores source")
+	}
+	if res, err := r.SetTask(ctx, 500, TaskDecl{Key: "rt", Type: "a", Expression: "every:1h", NextMS: 3600_000}); err != nil || res != TaskScheduled {
+		t.Errorf("SetTask of a run-time task without source: %v, %v; want rescheduled (not created, not refused)", res, err)
+	}
+	if c.HGet(ctx, r.k.Task("rt"), "created_at").Val() != "500" {
+		t.Errorf("the update rewrote created_at")
+	}
+	if pruned, err := r.Prune(ctx, "rt", 0, 1<<50); err != nil || pruned {
+		t.Errorf("Prune of a run-time task: %v, %v; want left alone", pruned, err)
+	}
+	if res, err := r.RemoveTask(ctx, "rt"); err != nil || res != 1 {
+		t.Errorf("RemoveTask of a run-time task without source: %v, %v; want removed", res, err)
+	}
+	if c.Exists(ctx, r.k.Task("rt")).Val() != 0 || c.ZScore(ctx, r.k.Queue(), "rt").Err() == nil {
+		t.Errorf("RemoveTask left the hash or its queue entry")
+	}
+
+	// Declared over a run-time task: the declared task has every seed field.
+	must(t, errOf(r.SetTask(ctx, 500, TaskDecl{Key: "b", Type: "a", Expression: "every:1s", NextMS: 1000})))
+	if _, err := r.Register(ctx, 600, []TaskDecl{{Key: "b", Class: "A", Type: "a", Expression: "every:1s", TZ: "UTC",
+		Interval: "every second", Status: "active", NextMS: 1000, Timeout: time.Minute, Misfire: "once"}}); err != nil {
+		t.Fatal(err)
+	}
+	h := c.HGetAll(ctx, r.k.Task("b")).Val()
+	if h["source"] != SourceStatic || h[FieldStatus] != "active" {
+		t.Errorf("declared over a run-time task: source %q, status %q; want static, active", h["source"], h[FieldStatus])
+	}
+	if found, err := r.SetStatus(ctx, "b", "active"); err != nil || !found || c.HGet(ctx, r.k.Task("b"), FieldStatus).Val() != "active" {
+		t.Errorf("SetStatus active of a declared task deleted its seed status field")
+	}
+}
+
+// TestRunTimeTaskOldLayout: a run-time task's hash as an older release
+// wrote it (status active and source dynamic stored, its name, class,
+// interval) is read the same, fires, and an update takes it to the
+// compact layout.
+func TestRunTimeTaskOldLayout(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	must(t, c.HSet(ctx, r.k.Task("old"), "name", "old", "class", "A", "type", "a", "expression", "every:1s",
+		"interval", "every second", "next_run", 1000, "status", "active", "source", "dynamic", "created_at", 100).Err())
+	must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: 1000, Member: "old"}).Err())
+	must(t, c.SAdd(ctx, r.k.Tasks(), "old").Err())
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("old")}), 1)
+	if err != nil || !out[0].Outcome.Won() {
+		t.Errorf("claim of an old-layout task: %v, %v", out, err)
+	}
+	if res, err := r.SetTask(ctx, 500, TaskDecl{Key: "old", Type: "a", Expression: "every:1s", NextMS: 3000}); err != nil || res != TaskUpdated {
+		t.Errorf("SetTask of an old-layout task: %v, %v; want updated in place", res, err)
+	}
+	got := slices.Sorted(maps.Keys(c.HGetAll(ctx, r.k.Task("old")).Val()))
+	want := []string{"created_at", "expression", "last_run", "next_run", "type"}
+	if !slices.Equal(got, want) {
+		t.Errorf("fields after an update: %v, want %v", got, want)
+	}
+	// An old paused one keeps its status.
+	must(t, c.HSet(ctx, r.k.Task("oldp"), "type", "a", "expression", "every:1s", "next_run", 1000,
+		"status", "paused", "source", "dynamic", "created_at", 100).Err())
+	must(t, errOf(r.SetTask(ctx, 500, TaskDecl{Key: "oldp", Type: "a", Expression: "every:1s", NextMS: 3000})))
+	if st := c.HGet(ctx, r.k.Task("oldp"), FieldStatus).Val(); st != "paused" {
+		t.Errorf("old paused task after an update: status %q", st)
+	}
+	if res, err := r.RemoveTask(ctx, "oldp"); err != nil || res != 1 {
+		t.Errorf("RemoveTask of an old-layout task: %v, %v", res, err)
 	}
 }
 
@@ -201,5 +377,52 @@ func TestLeaseKeyMargin(t *testing.T) {
 	}
 	if ttl := c.PTTL(ctx, r.k.Lock("a")).Val(); ttl <= time.Second || ttl > 2*time.Second {
 		t.Errorf("lock TTL after a renewal %v, want 2s", ttl)
+	}
+}
+
+// TestCompactHashReaders: every script and reader takes a hash without
+// status and source (as SetTask now writes it, here written directly) for
+// an active run-time task: the claim fires it, Trigger queues it, Requeue
+// puts a lost entry back, ReadTaskStates reads active, SetTask updates it
+// (not created anew: created_at kept), RemoveTask removes it.
+func TestCompactHashReaders(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	compact := func(key string) {
+		t.Helper()
+		must(t, c.HSet(ctx, r.k.Task(key), "type", "a", "expression", "every:1s", "next_run", 1000, "created_at", 100).Err())
+		must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: 1000, Member: key}).Err())
+	}
+	compact("a")
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{candidate("a")}), 1)
+	if err != nil || !out[0].Outcome.Won() {
+		t.Errorf("claim: %v, %v; want it fired", out, err)
+	}
+	compact("b")
+	if st, _, err := r.Trigger(ctx, "b"); err != nil || (st != "ok" && st != "due") {
+		t.Errorf("Trigger: %q, %v; want ok or due", st, err)
+	}
+	must(t, c.ZRem(ctx, r.k.Queue(), "b").Err())
+	if ok, err := r.Requeue(ctx, "b", 5000); err != nil || !ok {
+		t.Errorf("Requeue of a lost entry: %v, %v; want requeued", ok, err)
+	}
+	reads, err := r.ReadTaskStates(ctx, []string{"b"})
+	if err != nil || reads[0].Err != nil || reads[0].State.Status != "active" {
+		t.Errorf("ReadTaskStates: %+v, %v; want active", reads, err)
+	}
+	compact("c")
+	if res, err := r.SetTask(ctx, 500, TaskDecl{Key: "c", Type: "a", Expression: "every:1h", NextMS: 3600_000}); err != nil || res != TaskScheduled {
+		t.Errorf("SetTask: %v, %v; want rescheduled", res, err)
+	}
+	if got := c.HGet(ctx, r.k.Task("c"), "created_at").Val(); got != "100" {
+		t.Errorf("SetTask rewrote created_at: %q", got)
+	}
+	compact("d")
+	if res, err := r.RemoveTask(ctx, "d"); err != nil || res != 1 {
+		t.Errorf("RemoveTask: %v, %v; want removed", res, err)
+	}
+	if c.Exists(ctx, r.k.Task("d")).Val() != 0 {
+		t.Errorf("RemoveTask left the hash")
 	}
 }

@@ -17,17 +17,20 @@ import (
 // created_at) are all present in a declared task's hash; the rest are this
 // engine's. A run-time task's hash (SetTask, SetTasks: luaTaskWrite) holds
 // only what is its own, RunTimeTaskFields, and stores a field only when it
-// differs from the default (absent: tz UTC, timeout the type's, not
-// concurrent, misfire once, no params, no cap, no jitter; last_run and
-// the counters 0 before the first fire). Its name is its key, its class
-// its type's (the classes hash, Keys.Classes), and its interval is
-// computed from the expression when read (Inspector).
+// differs from the default (absent: status active, tz UTC, timeout the
+// type's, not concurrent, misfire once, no params, no cap, no jitter;
+// last_run and the counters 0 before the first fire). Its name is its key,
+// its class its type's (the classes hash, Keys.Classes), its interval is
+// computed from the expression when read (Inspector), and it has no
+// source field: absent source is a run-time task ("dynamic"; a declared
+// task's hash always has source static). A hash an older release wrote
+// (status and source always) is read the same.
 const (
 	FieldType       = "type"       // the registered type name that runs it
 	FieldExpression = "expression" // the schedule expression
 	FieldTZ         = "tz"         // the zone the schedule is computed in; absent: UTC
 	FieldNextRun    = "next_run"   // the next scheduled instant, unix ms; 0 means none
-	FieldStatus     = "status"     // active, paused or disabled
+	FieldStatus     = "status"     // active, paused or disabled; absent: active (a run-time task)
 	FieldMisfire    = "misfire"    // once or skip; absent: once
 	FieldParams     = "params"     // JSON parameters of a run-time task; absent: none
 	FieldTimeout    = "timeout"    // ms; absent: the type's (the claiming process's registry)
@@ -50,9 +53,11 @@ const (
 )
 
 // RunTimeTaskFields are the fields a run-time task's hash may hold, in
-// the order an operator reads them: the first six always, the others only
+// the order an operator reads them: the first four always, the others only
 // when not the default, and the result fields from the first fire on.
-var RunTimeTaskFields = []string{FieldType, FieldExpression, FieldNextRun, FieldStatus, "source", "created_at",
+// Source is not one: a hash without it is a run-time task's (one an older
+// release wrote may still have source dynamic, and status active).
+var RunTimeTaskFields = []string{FieldType, FieldExpression, FieldNextRun, "created_at", FieldStatus,
 	FieldTZ, FieldTimeout, "concurrent", FieldMisfire, FieldParams, FieldMaxRunning, FieldRateN, FieldRatePerMS,
 	FieldPriority, FieldJitter, "last_run", "last_result", "last_error", "last_duration", "runs", "failures", "skips"}
 
@@ -113,7 +118,9 @@ func ParseTaskState(member string, vals []any) (TaskState, error) {
 	}
 	st.NextRun = n
 	status, _ := str(4)
-	st.Status = registry.Status(status)
+	if st.Status = registry.Status(status); status == "" {
+		st.Status = registry.StatusActive // a run-time task stores no status when active
+	}
 	misfire, _ := str(5)
 	st.Misfire = registry.Misfire(misfire)
 	if !st.Misfire.Valid() {

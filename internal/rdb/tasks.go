@@ -100,6 +100,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 else
   redis.call('HSET', KEYS[1], 'name', member, 'class', ARGV[8], 'type', ARGV[9], 'timeout', ARGV[10],
     'concurrent', ARGV[11], 'misfire', ARGV[12], 'retries', ARGV[13], 'source', ARGV[14], 'interval', ARGV[7])
+  -- a run-time task's hash stores no status when active: a declared task's always does
+  redis.call('HSETNX', KEYS[1], 'status', 'active')
   local cur = redis.call('HMGET', KEYS[1], 'expression', 'tz', 'next_run', 'jitter')
   if cur[1] ~= ARGV[5] or cur[2] ~= ARGV[6] or not tonumber(cur[3]) or (cur[4] or '0') ~= ARGV[19] then
     redis.call('HSET', KEYS[1], 'expression', ARGV[5], 'tz', ARGV[6], 'next_run', ARGV[3])
@@ -161,15 +163,18 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) (chan
 // luaTaskWrite is the prelude that writes one run-time task's hash: the
 // one place that knows the layout a run-time task writes (SetTasks, and
 // SetTask through it). A run-time task's hash holds only what is its own
-// (RunTimeTaskFields): type, expression, next_run, status, source and
-// created_at always; tz, timeout, concurrent, misfire, params and the
-// flow and jitter fields only when they differ from the default (UTC, the
+// (RunTimeTaskFields): type, expression, next_run and created_at always;
+// status, tz, timeout, concurrent, misfire, params and the flow and
+// jitter fields only when they differ from the default (active, UTC, the
 // type's timeout, not concurrent, once, none), deleted when set back to
 // it. The counters (runs, failures, skips) and last_run appear with the
 // first fire. The task's name is its key, its class is its type's
 // (classes hash), and its interval is computed from the expression when
-// it is read (Inspector), so none of the three is stored per task; an
-// update deletes them from a hash written before this layout.
+// it is read (Inspector), so none of the three is stored per task; nor is
+// its source: a hash without source is a run-time task (a declared task's
+// always has source static: Register writes it, as every release has). An
+// update deletes name, class, interval, source dynamic and status active
+// from a hash written before this layout, which stays valid as it is.
 // It defines
 //
 // task_read, the fields to HMGET from the hash before any write, in the
@@ -185,7 +190,8 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) (chan
 // write_task(hkey, cur, queued, a, i, now), which writes the task whose
 // ARGV are a[i+1..i+task_stride] to hkey, given cur (its task_read
 // values) and queued (its queue score, or false), at server time now (a
-// string of ms). It returns the result (2 created, 1 rescheduled: a
+// string of ms). A hash with neither expression nor next_run is no task:
+// the task is created. It returns the result (2 created, 1 rescheduled: a
 // changed expression, zone or jitter, 0 updated in place, -1 refused: the
 // key is a task declared in code, nothing written) and what the queue must
 // do (-1 ZREM: disabled or no instant left; a score > 0: ZADD at it; 0:
@@ -196,48 +202,52 @@ local task_read = {'source', 'expression', 'tz', 'next_run', 'status', 'jitter'}
 local task_stride = 15
 local task_opt = {'timeout', 'concurrent', 'misfire', 'params', 'max_running', 'rate_n', 'rate_per_ms', 'priority', 'jitter'}
 local task_def = {'0', '0', 'once', '', '0', '0', '0', '0', '0'}
-local task_legacy = {'class', 'name', 'interval'}
+local task_legacy = {'class', 'name', 'interval', 'source'}
 local function write_task(hkey, cur, queued, a, i, now)
   local src = cur[1]
   if src and src ~= 'dynamic' then return -1, 0, nil end
   local status, expr, tz = a[i + 3], a[i + 4], a[i + 5]
-  local res, st, nr, f, n = 0, cur[5], tonumber(cur[4]) or 0, nil, 0
-  local del
-  if not src then
-    -- a new task: its fields in one table constructor
+  local res, st, nr, f, n = 0, cur[5] or 'active', tonumber(cur[4]) or 0, nil, 0
+  local del = {}
+  if not (cur[2] or cur[4]) then
+    -- a new task (no expression, no next_run: no task hash): its fields
+    -- in one table constructor; status only when not active, no source
     st = status ~= '' and status or 'active'
-    f = {'type', a[i + 6], 'expression', expr, 'next_run', a[i + 2], 'status', st, 'source', 'dynamic', 'created_at', now}
-    n, res, nr = 12, 2, tonumber(a[i + 2])
-    if tz ~= 'UTC' then f[13], f[14], n = 'tz', tz, 14 end
+    f = {'type', a[i + 6], 'expression', expr, 'next_run', a[i + 2], 'created_at', now}
+    n, res, nr = 8, 2, tonumber(a[i + 2])
+    if st ~= 'active' then f[9], f[10], n = 'status', st, 10 end
+    if tz ~= 'UTC' then f[n + 1], f[n + 2], n = 'tz', tz, n + 2 end
   else
     f = {'type', a[i + 6]}
     n = 2
-    if status ~= '' then
-      st = status
-      f[n + 1], f[n + 2], n = 'status', st, n + 2
+    if status ~= '' then st = status end
+    if st ~= 'active' then
+      if cur[5] ~= st then f[n + 1], f[n + 2], n = 'status', st, n + 2 end
     end
     if cur[2] ~= expr or (cur[3] or 'UTC') ~= tz or (cur[6] or '0') ~= a[i + 15] then
       f[n + 1], f[n + 2], f[n + 3], f[n + 4], n = 'expression', expr, 'next_run', a[i + 2], n + 4
-      if tz ~= 'UTC' then f[n + 1], f[n + 2], n = 'tz', tz, n + 2 else del = {'tz'} end
+      if tz ~= 'UTC' then f[n + 1], f[n + 2], n = 'tz', tz, n + 2 else del[#del + 1] = 'tz' end
       res, nr = 1, tonumber(a[i + 2])
     elseif not queued and nr < tonumber(now) then
       -- enabled again: continue from the next future instant
       f[n + 1], f[n + 2], n = 'next_run', a[i + 2], n + 2
       nr = tonumber(a[i + 2])
     end
-    del = del or {}
     for j = 1, #task_legacy do del[#del + 1] = task_legacy[j] end
   end
+  -- active is the default status: not stored (deleted from a hash that
+  -- has it, as an older release wrote every task)
+  if st == 'active' and cur[5] then del[#del + 1] = 'status' end
   for j = 1, #task_opt do
     local v = a[i + 6 + j]
     if v ~= task_def[j] then
       f[n + 1], f[n + 2], n = task_opt[j], v, n + 2
-    elseif src then
+    elseif res ~= 2 then
       del[#del + 1] = task_opt[j]
     end
   end
   redis.call('HSET', hkey, unpack(f, 1, n))
-  if del then redis.call('HDEL', hkey, unpack(del)) end
+  if #del > 0 then redis.call('HDEL', hkey, unpack(del)) end
   if st == 'disabled' or nr == 0 then return res, -1, st end
   if res > 0 or not queued then return res, nr, st end
   return res, 0, st
@@ -479,8 +489,9 @@ func taskBatch(n int) int {
 // ARGV: the keys
 // Bounds: at most MaxTaskBatch keys.
 // Returns one result per key: 1 removed, 0 absent, -1 declared in code
-// (left alone). Failure: it checks the queue and the tasks set and reads
-// every task hash's source (a foreign value fails the HGET) before its
+// (left alone); a hash without source is a run-time task's. Failure: it
+// checks the queue and the tasks set and reads every task hash's source
+// (a foreign value fails the HMGET) before its
 // first write, so a batch with a foreign key fails whole, having written
 // nothing.
 var removeTasksScript = redis.NewScript(luaLib + `
@@ -489,8 +500,9 @@ want_type(KEYS[2], 'set')
 want_type(KEYS[#KEYS], 'set')
 local res, del, members = {}, {}, {}
 for j = 1, #ARGV do
-  local src = redis.pcall('HGET', KEYS[2 + j], 'source')
-  if type(src) == 'table' and src.err then error({err = 'WRONGTYPE ' .. KEYS[2 + j] .. ': ' .. src.err}) end
+  local h = redis.pcall('HMGET', KEYS[2 + j], 'source', 'expression', 'next_run')
+  if h.err then error({err = 'WRONGTYPE ' .. KEYS[2 + j] .. ': ' .. h.err}) end
+  local src = h[1] or ((h[2] or h[3]) and 'dynamic') -- no source: a run-time task
   if not src then
     res[j] = 0
   elseif src ~= 'dynamic' then
@@ -550,7 +562,8 @@ func (r *RDB) RemoveTasks(ctx context.Context, keys []string, batch int) ([]Remo
 }
 
 // setStatusScript writes the status of an existing task; disabled also
-// takes it out of the queue.
+// takes it out of the queue. Active, the default, is not stored in a
+// run-time task's hash (no source static): the field is deleted.
 //
 // KEYS: task, queue, unqueued
 // ARGV: member, status
@@ -560,7 +573,11 @@ want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2])
+if ARGV[2] == 'active' and redis.call('HGET', KEYS[1], 'source') ~= 'static' then
+  redis.call('HDEL', KEYS[1], 'status')
+else
+  redis.call('HSET', KEYS[1], 'status', ARGV[2])
+end
 if ARGV[2] == 'disabled' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('SADD', KEYS[3], ARGV[1])
@@ -582,13 +599,14 @@ func (r *RDB) SetStatus(ctx context.Context, key, status string) (bool, error) {
 // KEYS: task, queue, lock
 // ARGV: member, wake_channel
 // Returns {state, instant_ms}: ok (queued now), due (already due at
-// instant), missing, paused, disabled, running, done (no instant left).
+// instant), missing (neither status nor next_run), paused, disabled,
+// running, done (no instant left). No status is active.
 var triggerScript = redis.NewScript(luaNow + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 local h = redis.call('HMGET', KEYS[1], 'status', 'next_run', 'concurrent')
-if not h[1] then return {'missing', 0} end
-if h[1] ~= 'active' then return {h[1] == 'paused' and 'paused' or 'disabled', 0} end
+if not h[1] and not h[2] then return {'missing', 0} end
+if h[1] and h[1] ~= 'active' then return {h[1] == 'paused' and 'paused' or 'disabled', 0} end -- absent: active
 if h[3] ~= '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'running', 0} end
 local nr = tonumber(h[2]) or 0
 if nr == 0 then return {'done', 0} end
@@ -618,7 +636,8 @@ func (r *RDB) Trigger(ctx context.Context, key string) (state string, atMS int64
 // requeueScript puts an active or paused task that is not queued (it was
 // disabled, or its entry was lost) back in the queue at next.
 // It takes the task out of the unqueued set when it queues it, when it
-// finds it queued already, and when there is no task hash.
+// finds it queued already, and when there is no task hash. A task hash
+// with an expression and no status is active.
 //
 // KEYS: task, queue, unqueued
 // ARGV: member, next
@@ -626,7 +645,8 @@ var requeueScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'hash')
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
-local st = redis.call('HGET', KEYS[1], 'status')
+local h = redis.call('HMGET', KEYS[1], 'status', 'expression')
+local st = h[1] or (h[2] and 'active') -- a task without status is active
 if st ~= 'active' and st ~= 'paused' then
   if not st and redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SREM', KEYS[3], ARGV[1]) end
   return 0
