@@ -198,7 +198,7 @@ func TestRunTimeTaskSource(t *testing.T) {
 
 	// Declared over a run-time task: the declared task has every seed field.
 	must(t, errOf(r.SetTask(ctx, 500, TaskDecl{Key: "b", Type: "a", Expression: "every:1s", NextMS: 1000})))
-	if _, err := r.Register(ctx, 600, []TaskDecl{{Key: "b", Class: "A", Type: "a", Expression: "every:1s", TZ: "UTC",
+	if _, _, err := r.Register(ctx, 600, []TaskDecl{{Key: "b", Class: "A", Type: "a", Expression: "every:1s", TZ: "UTC",
 		Interval: "every second", Status: "active", NextMS: 1000, Timeout: time.Minute, Misfire: "once"}}); err != nil {
 		t.Fatal(err)
 	}
