@@ -27,13 +27,14 @@ type dispatcher struct {
 	mu        sync.Mutex
 	ignored   map[string]int64           // due members this process cannot run, by score; guarded by mu
 	deferred  map[string]int64           // due members whose claim waits for a lock holder's run lease, until (unix ms); guarded by mu
+	left      map[string]leftClaim       // due members of a coalesced span left to the peer whose share they are; guarded by mu
 	badStatus onceSet                    // "task|status" of unknown statuses logged (dispatch goroutine only)
 	share     atomic.Pointer[peerShares] // this process's share of each instant, set by the maintainer
 	backlog   bool                       // the latest head read was all due (dispatch goroutine only)
 }
 
 func newDispatcher(e *engine) *dispatcher {
-	return &dispatcher{engine: e, ignored: make(map[string]int64), deferred: make(map[string]int64)}
+	return &dispatcher{engine: e, ignored: make(map[string]int64), deferred: make(map[string]int64), left: make(map[string]leftClaim)}
 }
 
 // fire is one claimed run, handed from the dispatch loop to a worker.
@@ -320,6 +321,7 @@ type tiedTasks struct {
 	at      int64
 	all     bool
 	after   int64
+	share   peerShare // of a span: this process's share by member (the zero value: every member)
 }
 
 // coalesceSpan bounds how much later than its instant a task may be
@@ -390,6 +392,14 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		return 0, 0, tiedTasks{}, err
 	}
 	dp.backlog = len(win.Due) == dueRead
+	// Outside a backlog, a peer's share (by member) of what just fell due
+	// is the peer's for as long as a span and a grace: a process that
+	// wakes late, or whose span started later than the peer's, finds due
+	// what the peer claims at the end of its span (see leaveToPeer).
+	recent := peerShare{}
+	if !dp.backlog {
+		recent = dp.currentShares().backlogShare()
+	}
 	var due []string
 	var dueScores []int64
 	next, tied := win.Next, tiedTasks{after: win.After, all: win.NextAll}
@@ -399,7 +409,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		// be the same.
 		// A read that stopped inside the span's last instant leaves the
 		// rest of it to the claim's next look at the queue.
-		next, tied = win.Span, tiedTasks{after: win.SpanAfter}
+		next, tied = win.Span, tiedTasks{after: win.SpanAfter, share: dp.currentShares().backlogShare()}
 	}
 	nextMS, retryMS := int64(-1), int64(-1)
 	for _, z := range win.Due {
@@ -407,7 +417,14 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		if dp.isIgnored(member, score) {
 			continue
 		}
-		if until, ok := dp.deferredUntil(member, nowMS); ok {
+		until, ok := dp.deferredUntil(member, nowMS)
+		if !ok {
+			until, ok = dp.leftUntil(member, score, nowMS)
+		}
+		if wait := score + (coalesceSpan + shareGrace).Milliseconds(); !ok && wait > nowMS && !recent.ownsMember(member) {
+			until, ok = wait, true
+		}
+		if ok {
 			if retryMS < 0 || until < retryMS {
 				retryMS = until
 			}
@@ -415,9 +432,18 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		}
 		due, dueScores = append(due, member), append(dueScores, score)
 	}
+	if len(next) > 0 {
+		nextMS = next[len(next)-1].Score // the last: the instant the tasks read are claimed at
+	}
 	for _, z := range next {
-		nextMS = z.Score // the last: the instant the tasks read are claimed at
-		if !dp.isIgnored(z.Member, z.Score) {
+		switch {
+		case dp.isIgnored(z.Member, z.Score):
+		case !tied.share.ownsMember(z.Member):
+			// A peer's share of a span: its own claim at the span's end
+			// takes it; this process claims it if it is still due a
+			// grace later.
+			dp.leaveToPeer(z.Member, z.Score, nextMS+shareGrace.Milliseconds(), nowMS)
+		default:
 			tied.members = append(tied.members, z.Member)
 			tied.scores = append(tied.scores, z.Score)
 		}
@@ -435,7 +461,9 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		if dp.isIgnored(z.Member, z.Score) {
 			continue
 		}
-		if _, deferred := dp.deferredUntil(z.Member, nowMS); !deferred {
+		_, deferred := dp.deferredUntil(z.Member, nowMS)
+		_, left := dp.leftUntil(z.Member, z.Score, nowMS)
+		if !deferred && !left {
 			first, firstScores = append(first, z.Member), append(firstScores, z.Score)
 		}
 	}
@@ -793,6 +821,55 @@ func (dp *dispatcher) deferredUntil(member string, nowMS int64) (int64, bool) {
 		return 0, false
 	}
 	return until, true
+}
+
+// leftClaim is a due member of a coalesced span left to the peer whose
+// share it is (by member, peerShare.ownsMember): at its queue score, until
+// (unix ms).
+type leftClaim struct {
+	score, until int64
+}
+
+// maxLeft is how many left claims the dispatcher keeps before it drops
+// those whose wait is over (most are never looked at again: the peer
+// claimed them, and their next instant is far).
+const maxLeft = 4096
+
+// leaveToPeer makes the claim of member, due at score, wait until untilMS
+// (unix ms): it is a peer's share of a coalesced span, which the peer
+// claims at the span's last instant. A share still due at untilMS (its
+// process died or stalled, or read another span: the spans of two
+// processes need not be the same) is claimed by whoever looks then; a
+// process that finds an instant due without having read it in a span
+// claims all of it, as before.
+func (dp *dispatcher) leaveToPeer(member string, score, untilMS, nowMS int64) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if len(dp.left) >= maxLeft {
+		for m, l := range dp.left {
+			if l.until <= nowMS {
+				delete(dp.left, m)
+			}
+		}
+	}
+	dp.left[member] = leftClaim{score: score, until: untilMS}
+}
+
+// leftUntil reports whether the claim of member, due at score, is left to
+// a peer (leaveToPeer), and until when (unix ms); a wait that is over, or
+// of another score, is forgotten.
+func (dp *dispatcher) leftUntil(member string, score, nowMS int64) (int64, bool) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	l, ok := dp.left[member]
+	if !ok {
+		return 0, false
+	}
+	if l.until <= nowMS || l.score != score {
+		delete(dp.left, member)
+		return 0, false
+	}
+	return l.until, true
 }
 
 // forgetIgnored clears the ignored set, so every skipped entry is looked
