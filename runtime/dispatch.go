@@ -367,15 +367,18 @@ func lastScore(scores []int64) int64 {
 }
 
 // claimTasks claims up to limit due tasks. It returns the due time (unix
-// ms) of the next task: 0 when there may be more due now, -1 when the queue
-// is empty; how many runs it started; and, when nothing was due, the tasks
-// it saw due at that next time (up to a batch), to be prepared ahead.
+// ms) of the next task (of a coalesced span's last, see coalesceSpan): 0
+// when there may be more due now, -1 when the queue is empty; how many runs
+// it started; and, when nothing was due, the tasks it saw due at that next
+// time or in that span (up to a batch; of a span, this process's share),
+// to be prepared ahead.
 func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) (int64, int, tiedTasks, error) {
 	nowMS := ms(now)
 	// One read of the queue (rdb.ReadQueueWindow): the due tasks, up to
 	// backlogReadPerWorker per free worker (room for this process's share,
 	// preferOwn); the tasks of the next instant, up to a batch, to prepare
-	// ahead; the instant after that; and, behind a backlog, the latest due.
+	// ahead, or of the instants within coalesceSpan of it; the instant
+	// after those; and, behind a backlog, the latest due.
 	// What it reads is what the claim uses, not a batch of the head: with
 	// instants a millisecond apart (jittered tenants), a batch of the head
 	// was 256 entries read per fire or two.
