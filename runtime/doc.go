@@ -54,6 +54,10 @@
 // WithTasks (process roles). Each publishes the names of the types it runs;
 // a process claims only tasks and jobs of its types, and the fires of an
 // instant are split among the live processes that can run them (share.go).
+// Instants that follow each other closely (3 or more within coalesceSpan,
+// 3 ms: jittered tasks) are claimed together at the last of them, split
+// among the processes by task key; their fires start up to coalesceSpan
+// after their instant, never before it (dispatch.go).
 //
 // Time is Redis server time: each process measures the offset of its clock
 // from TIME and every script reads TIME itself, so processes with skewed

@@ -60,7 +60,8 @@ func (ps *peerShares) of(t string) peerShare {
 // shareGrace is how long after an instant this process leaves the tasks of
 // its peers' shares to them before claiming those still due. It bounds the
 // extra lag of a share whose process died, until the process TTL tells the
-// others and the split leaves it out.
+// others and the split leaves it out (of a coalesced span's share, it is
+// counted from the span's last instant: see leaveToPeer).
 const shareGrace = 5 * time.Millisecond
 
 // minSplit is the fewest tasks per process for which the fires of a type

@@ -48,7 +48,7 @@ func BenchmarkFireCycle(b *testing.B) {
 		batch int
 		fresh bool
 	}
-	for _, cy := range []cycle{{16, false}, {64, false}, {512, false}, {64, true}} {
+	for _, cy := range []cycle{{1, false}, {2, false}, {1, true}, {16, false}, {64, false}, {512, false}, {64, true}} {
 		batch, name := cy.batch, fmt.Sprintf("batch=%d", cy.batch)
 		if cy.fresh {
 			name += "/history=new"

@@ -289,7 +289,7 @@ func TestReadQueueWindow(t *testing.T) {
 	for i := range 50 {
 		add(3000+int64(i), fmt.Sprintf("far%d", i))
 	}
-	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 2)
+	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,17 +310,72 @@ func TestReadQueueWindow(t *testing.T) {
 		t.Errorf("latest %q", got)
 	}
 	// Counts bound each part; none past the last instant.
-	if w, err = r.ReadQueueWindow(ctx, 500, 2, 2, 0); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, 500, 2, 2, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.Due) != 2 || len(w.Next) != 2 || w.NextAll || len(w.Latest) != 0 {
 		t.Errorf("bounded window: %+v", w)
 	}
-	if w, err = r.ReadQueueWindow(ctx, 5000, 100, 10, 0); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, 5000, 100, 10, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.Due) != 57 || len(w.Next) != 0 || w.After != -1 {
 		t.Errorf("all due: %d due, next %v, after %d", len(w.Due), w.Next, w.After)
+	}
+}
+
+// TestReadQueueWindowSpan: with a span, the window also holds the entries
+// of the instants from the next one to it plus the span (up to the count of
+// the next instant's), whether the read holds all of its last instant, and
+// the instant after that one; Next, NextAll and After are as without one.
+func TestReadQueueWindowSpan(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	r := New(c, "ns")
+	add := func(score int64, members ...string) {
+		for _, m := range members {
+			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(score), Member: m}).Err())
+		}
+	}
+	names := func(es []Entry) string {
+		var s []string
+		for _, e := range es {
+			s = append(s, fmt.Sprintf("%s@%d", e.Member, e.Score))
+		}
+		return strings.Join(s, " ")
+	}
+	add(100, "due")
+	add(1000, "n1", "n2")
+	add(1001, "m1")
+	add(1003, "k1")
+	add(1004, "z")
+	add(1010, "far")
+	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.Due); got != "due@100" {
+		t.Errorf("due %q", got)
+	}
+	if got := names(w.Next); got != "n1@1000 n2@1000" || !w.NextAll || w.After != 1001 {
+		t.Errorf("next %q (all %v), after %d; want n1, n2 at 1000, all, after 1001", got, w.NextAll, w.After)
+	}
+	if got := names(w.Span); got != "n1@1000 n2@1000 m1@1001 k1@1003" || !w.SpanAll || w.SpanAfter != 1004 || Instants(w.Span) != 3 {
+		t.Errorf("span %q (all %v, %d instants), after %d; want 1000-1003, all, 3 instants, after 1004", got, w.SpanAll, Instants(w.Span), w.SpanAfter)
+	}
+	// The count of the next instant's bounds the span: it stops inside 1001.
+	if w, err = r.ReadQueueWindow(ctx, 500, 10, 3, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.Span); got != "n1@1000 n2@1000 m1@1001" || w.SpanAll || w.SpanAfter != 1003 || !w.NextAll {
+		t.Errorf("bounded span %q (all %v), after %d, next all %v", got, w.SpanAll, w.SpanAfter, w.NextAll)
+	}
+	// The next instant alone in its span: the span is it.
+	if w, err = r.ReadQueueWindow(ctx, 1004, 10, 10, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.Span); got != "far@1010" || names(w.Next) != got || !w.SpanAll || w.SpanAfter != -1 || w.After != -1 {
+		t.Errorf("lone instant: span %q next %q (all %v), span after %d, after %d", got, names(w.Next), w.SpanAll, w.SpanAfter, w.After)
 	}
 }
 

@@ -208,21 +208,45 @@ type Entry struct {
 // of the next instant after nowMS; NextAll, whether Next holds all of that
 // instant's; After, the instant after Next's (-1: none); Latest, the
 // latest due entries, newest first.
+//
+// With a span, Span holds the entries of the instants from Next's to
+// Next's plus the span, soonest first (Next is its first part), up to the
+// count of Next; SpanAll, whether it holds all of its last instant's (the
+// read did not stop inside it); SpanAfter, the instant after its last one
+// (-1: none). Without a span, or when Span holds one instant only, Span is
+// Next, SpanAll is NextAll and SpanAfter is After.
 type QueueWindow struct {
 	Due, Next, Latest []Entry
 	NextAll           bool
 	After             int64
+	Span              []Entry
+	SpanAll           bool
+	SpanAfter         int64
+}
+
+// Instants counts the distinct scores of entries sorted by score.
+func Instants(entries []Entry) int {
+	n := 0
+	for i, e := range entries {
+		if i == 0 || e.Score != entries[i-1].Score {
+			n++
+		}
+	}
+	return n
 }
 
 // queueWindowScript reads a claim's window of the queue, and writes
 // nothing.
 //
 // KEYS: queue
-// ARGV: now_ms, due_n, next_n, latest_n
-// Returns {due, next, after, latest}, each a ZRANGE WITHSCORES reply: up to
-// due_n entries with a score <= now_ms, soonest first; up to next_n of the
-// first score after now_ms; the first entry after that score (none or
-// one); up to latest_n entries <= now_ms, newest first (none when 0).
+// ARGV: now_ms, due_n, next_n, latest_n, span_ms
+// Returns {due, next, after, latest, span_after}, each a ZRANGE WITHSCORES
+// reply: up to due_n entries with a score <= now_ms, soonest first; up to
+// next_n of the scores from the first after now_ms to it plus span_ms
+// (span_ms 0: of the first score only), soonest first; the first entry
+// after that first score (none or one); up to latest_n entries <= now_ms,
+// newest first (none when 0); the first entry after the last score of next
+// when next holds more than one score (else none).
 // Each is a ZRANGE BYSCORE with a LIMIT: O(log N) plus what it returns.
 var queueWindowScript = redis.NewScript(`#!lua flags=no-writes
 local q, now = KEYS[1], ARGV[1]
@@ -231,27 +255,36 @@ local latest = {}
 if tonumber(ARGV[4]) > 0 then
   latest = redis.call('ZRANGE', q, now, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[4]), 'WITHSCORES')
 end
-local nxt, after = {}, {}
+local nxt, after, span_after = {}, {}, {}
 local first = redis.call('ZRANGE', q, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
 if #first > 0 then
-  nxt = redis.call('ZRANGE', q, first[2], first[2], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[3]), 'WITHSCORES')
+  local hi = first[2]
+  local span, f = tonumber(ARGV[5]), tonumber(first[2])
+  -- An absurd score (not an integer a Lua number holds exactly): no span.
+  if span > 0 and f and f == math.floor(f) and math.abs(f) < 2^52 then hi = string.format('%d', f + span) end
+  nxt = redis.call('ZRANGE', q, first[2], hi, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[3]), 'WITHSCORES')
   after = redis.call('ZRANGE', q, '(' .. first[2], '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  local last = nxt[#nxt]
+  if last and last ~= first[2] then
+    span_after = redis.call('ZRANGE', q, '(' .. last, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  end
 end
-return {due, nxt, after, latest}
+return {due, nxt, after, latest, span_after}
 `)
 
 // ReadQueueWindow reads, in one call, the window of the queue a claim at
 // nowMS uses: up to due due entries, up to next entries of the next
-// instant, the instant after it, and up to latest of the latest due.
+// instant (with spanMS > 0: of the instants from it to it plus spanMS),
+// the instant after it, and up to latest of the latest due.
 // Its cost is what it returns, however many tasks are queued: a claim
 // reads no entries it will not use (instants a millisecond apart, as
 // jittered tenants have them, put a batch of the head over many instants).
-func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, latest int) (QueueWindow, error) {
-	res, err := queueWindowScript.Run(ctx, r.c, []string{r.k.Queue()}, nowMS, due, next, latest).Slice()
+func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, latest int, spanMS int64) (QueueWindow, error) {
+	res, err := queueWindowScript.Run(ctx, r.c, []string{r.k.Queue()}, nowMS, due, next, latest, spanMS).Slice()
 	if err != nil {
 		return QueueWindow{}, err
 	}
-	if len(res) != 4 {
+	if len(res) != 5 {
 		return QueueWindow{}, errors.New("queue window: reply of the wrong length")
 	}
 	part := func(i int) ([]Entry, error) {
@@ -275,7 +308,7 @@ func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, lates
 	if w.Due, err = part(0); err != nil {
 		return QueueWindow{}, err
 	}
-	if w.Next, err = part(1); err != nil {
+	if w.Span, err = part(1); err != nil {
 		return QueueWindow{}, err
 	}
 	after, err := part(2)
@@ -285,10 +318,28 @@ func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, lates
 	if w.Latest, err = part(3); err != nil {
 		return QueueWindow{}, err
 	}
-	w.NextAll = len(w.Next) < next
-	w.After = -1
+	spanAfter, err := part(4)
+	if err != nil {
+		return QueueWindow{}, err
+	}
+	w.Next = w.Span
+	for i, e := range w.Span {
+		if e.Score != w.Span[0].Score {
+			w.Next = w.Span[:i]
+			break
+		}
+	}
+	w.NextAll = len(w.Next) < len(w.Span) || len(w.Span) < next
+	w.SpanAll = len(w.Span) < next
+	w.After, w.SpanAfter = -1, -1
 	if len(after) > 0 {
 		w.After = after[0].Score
+	}
+	switch {
+	case len(w.Next) == len(w.Span):
+		w.SpanAll, w.SpanAfter = w.NextAll, w.After
+	case len(spanAfter) > 0:
+		w.SpanAfter = spanAfter[0].Score
 	}
 	return w, nil
 }
