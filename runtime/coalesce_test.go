@@ -106,20 +106,7 @@ func TestCoalescedInstantsFireOnceNeverEarly(t *testing.T) {
 	must(t, err)
 	at := now.Add(2500 * time.Millisecond).Truncate(time.Millisecond)
 	keys, reg, log := spreadTasks(t, rdb, n, at)
-	var scheds []*Scheduler
-	var stops []func()
-	for i := range 2 {
-		s, stop := runScheduler(t, rdb, reg, WithProcessID(fmt.Sprintf("p%d", i)))
-		scheds, stops = append(scheds, s), append(stops, stop)
-	}
-	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
-		for _, s := range scheds {
-			if s.disp.currentShares().of("stamp").size != 2 {
-				return false
-			}
-		}
-		return true
-	})
+	scheds, stops := runPeers(t, rdb, reg, 2, "stamp")
 	if time.Now().After(at) {
 		t.Fatalf("the schedulers took until after the instants to start: the test needs them running before")
 	}

@@ -354,20 +354,7 @@ func TestSplitInstantsFireOnceAcrossSchedulers(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	const tasks = 3 * minSplit
 	reg, log := stampTasks(t, rdb, keysOf("t%02d", tasks))
-	var scheds []*Scheduler
-	var stops []func()
-	for i := range 3 {
-		s, stop := runScheduler(t, rdb, reg, WithProcessID(fmt.Sprintf("p%d", i)))
-		scheds, stops = append(scheds, s), append(stops, stop)
-	}
-	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
-		for _, s := range scheds {
-			if s.disp.currentShares().of("stamp").size != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	scheds, stops := runPeers(t, rdb, reg, 3, "stamp")
 	from := time.Now().Truncate(time.Second).Add(time.Second)
 	// Instants from to from+3s are checked; once every task ran from+4s, a
 	// second run of any of them (a share claimed twice, 5 ms after its
@@ -573,4 +560,26 @@ func TestPreferOwn(t *testing.T) {
 	if got, _ := a.preferOwn(due[:5], scores[:5], 8); !slices.Equal(got, due[:5]) {
 		t.Errorf("small backlog: %v, want all 5", got)
 	}
+}
+
+// runPeers starts n schedulers of reg on rdb, processes p0, p1, ..., and
+// waits until each splits the fires of type typ among all n. It returns
+// them and their stop functions.
+func runPeers(t *testing.T, rdb redis.UniversalClient, reg *Registry, n int, typ string) ([]*Scheduler, []func()) {
+	t.Helper()
+	var scheds []*Scheduler
+	var stops []func()
+	for i := range n {
+		s, stop := runScheduler(t, rdb, reg, WithProcessID(fmt.Sprintf("p%d", i)))
+		scheds, stops = append(scheds, s), append(stops, stop)
+	}
+	waitFor(t, 5*time.Second, "the schedulers to know each other", func() bool {
+		for _, s := range scheds {
+			if s.disp.currentShares().of(typ).size != n {
+				return false
+			}
+		}
+		return true
+	})
+	return scheds, stops
 }

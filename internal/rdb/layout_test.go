@@ -277,11 +277,7 @@ func TestReadQueueWindow(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
 	r := New(c, "ns")
-	add := func(score int64, members ...string) {
-		for _, m := range members {
-			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(score), Member: m}).Err())
-		}
-	}
+	add := queueAdder(t, c, r)
 	add(100, "a", "b")
 	add(200, "c")
 	add(1000, "n1", "n2", "n3")
@@ -332,11 +328,7 @@ func TestReadQueueWindowSpan(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
 	r := New(c, "ns")
-	add := func(score int64, members ...string) {
-		for _, m := range members {
-			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(score), Member: m}).Err())
-		}
-	}
+	add := queueAdder(t, c, r)
 	names := func(es []Entry) string {
 		var s []string
 		for _, e := range es {
@@ -479,5 +471,14 @@ func TestCompactHashReaders(t *testing.T) {
 	}
 	if c.Exists(ctx, r.k.Task("d")).Val() != 0 {
 		t.Errorf("RemoveTask left the hash")
+	}
+}
+
+// queueAdder returns a function that queues members at score in r's queue.
+func queueAdder(t *testing.T, c *redis.Client, r *RDB) func(score int64, members ...string) {
+	return func(score int64, members ...string) {
+		for _, m := range members {
+			must(t, c.ZAdd(context.Background(), r.k.Queue(), redis.Z{Score: float64(score), Member: m}).Err())
+		}
 	}
 }
