@@ -659,7 +659,7 @@ func (dp *dispatcher) newClaimCall(fires []*fire, startMS int64) *claimCall {
 // worker for every fire won, up to maxFires; the script does not look at the
 // fires after that many were won, and advance returns them (untried). It
 // reports how many workers it started and whether any fire was early by the
-// server's clock.
+// server's clock though due by this process's.
 func (dp *dispatcher) advance(ctx context.Context, fires []*fire, maxFires int) (started int, untried []*fire, early bool, err error) {
 	return dp.sendClaim(ctx, dp.newClaimCall(fires, ms(dp.clock.Now())), maxFires)
 }
@@ -667,6 +667,7 @@ func (dp *dispatcher) advance(ctx context.Context, fires []*fire, maxFires int) 
 // sendClaim is advance with the call built.
 func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int) (started int, untried []*fire, early bool, err error) {
 	fires := c.fires
+	sent := dp.clock.Now()
 	res, err := dp.db.ClaimFires(ctx, c.claim, maxFires)
 	if err != nil {
 		return 0, nil, false, err
@@ -693,7 +694,12 @@ func (dp *dispatcher) sendClaim(ctx context.Context, c *claimCall, maxFires int)
 			dp.tasks.startRun(f)
 			started++
 		case rdb.FireEarly:
-			early = true
+			// Early by the server's clock though due by ours: our estimate
+			// ran ahead. A fire not due by ours either is a stale read (a
+			// peer claimed the instant between our queue read and our hash
+			// read, and the hash moved on; the script put the queue entry
+			// at it): no reason to sync the clock.
+			early = early || !f.at.After(sent)
 		case rdb.FireDeferred:
 			dp.deferClaim(f.state.Member, r.RetryMS)
 		case rdb.FireLocked:
