@@ -133,8 +133,14 @@ func startDemo(t *testing.T) *demo {
 	return &demo{rdb: rdb, inspector: crontab.NewInspector(rdb, crontab.WithProcessTTL(time.Second))}
 }
 
+// status is the task's status as the Inspector reads it (an active
+// run-time task's hash stores none), "" when there is no such task.
 func (d *demo) status(task string) string {
-	return d.rdb.HGet(context.Background(), "{crontab}:task:"+task, "status").Val()
+	ti, err := d.inspector.Task(context.Background(), task)
+	if err != nil {
+		return ""
+	}
+	return string(ti.Status)
 }
 
 type client struct {
