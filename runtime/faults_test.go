@@ -120,7 +120,11 @@ func (r *faultRig) check(t *testing.T, fault string, recovered time.Time) (time.
 		t.Errorf("%s: instants fired more than once: %v", fault, d)
 	}
 	if o := r.spans.overlaps(); len(o) > 0 {
-		t.Errorf("%s: runs of the non-concurrent task overlapped: %v", fault, o)
+		// What both processes logged of the task (claims skipped, runs,
+		// leases, the data checks), to tell how the second run got its lock.
+		l := r.logs.lines(r.slow)
+		l = append(l, r.logs.lines("namespace data")...)
+		t.Errorf("%s: runs of the non-concurrent task overlapped: %v\nthe task's log:\n%s", fault, o, strings.Join(l, "\n"))
 	}
 	if n := sleeperSpans.startsOf(r.job); n != 1 {
 		t.Errorf("%s: the job running during the fault started %d times, want once", fault, n)
