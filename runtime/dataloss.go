@@ -6,14 +6,14 @@ import (
 	"github.com/gocrontab/crontab/internal/rdb"
 )
 
-// retakeLocks writes again, after Redis lost its data, the state of this
+// restoreRuns writes again, after Redis lost its data, the state of this
 // process's runs in progress: each run's lock (so that no fire of a
 // non-concurrent task starts beside a run that is still going), running
 // entry, run lease and lease key (so that its renewals find them, and a
 // peer takes the lock over and records the run abandoned if this process
 // dies before the run ends). A run that finished meanwhile gives back
 // what was written for it.
-func (tr *taskRunner) retakeLocks(ctx context.Context) {
+func (tr *taskRunner) restoreRuns(ctx context.Context) {
 	leases := tr.runLeases()
 	for _, r := range tr.runsInFlight() {
 		run := rdb.RunRestore{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl}

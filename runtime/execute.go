@@ -42,7 +42,7 @@ type inflightRun struct {
 	lease       string // rdb.Lease, encoded
 	ttl         time.Duration
 	slots       string      // the task's type when it holds a fire slot (its type has max_running), else ""
-	finished    atomic.Bool // set before the run is recorded (see retakeLocks)
+	finished    atomic.Bool // set before the run is recorded (see restoreRuns)
 }
 
 // count returns how many runs are in flight in this process.

@@ -186,12 +186,12 @@ func (mt *maintainer) checkData(ctx context.Context) error {
 	case created != "":
 		mt.log.Warn("namespace data was lost (Redis restarted empty or was flushed) and registered again by another process; taking the locks of running tasks again")
 		mt.dataEpoch = created
-		mt.tasks.retakeLocks(ctx)
+		mt.tasks.restoreRuns(ctx)
 	case !mt.hasSchedules():
 		return nil // only job types: nothing to register
 	default:
 		mt.log.Warn("namespace data is gone (Redis restarted empty or was flushed); registering tasks again")
-		mt.tasks.retakeLocks(ctx)
+		mt.tasks.restoreRuns(ctx)
 	}
 	if err := mt.registerFrom(ctx, mt.clock.Now().Add(mt.dataLossResume())); err != nil {
 		return err

@@ -65,16 +65,12 @@ func (in *Inspector) TaskSchedule(ctx context.Context, name string) (TaskSchedul
 	if err != nil {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: %w", name, err)
 	}
-	ts := TaskSchedule{Name: name, Expression: h[fieldExpression], TZ: h[fieldTZ], Status: Status(h[fieldStatus]),
-		Queued: reads[0].Queued, Now: now}
+	// taskInfo fills in what a run-time task's hash does not store (its
+	// zone UTC, its status active).
+	ti := taskInfo(name, h)
+	ts := TaskSchedule{Name: name, Expression: ti.Expression, TZ: ti.TZ, Status: ti.Status, Queued: reads[0].Queued, Now: now}
 	if ts.Expression == "" {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: the hash has no %s (a job type has no schedule)", name, fieldExpression)
-	}
-	if ts.TZ == "" {
-		ts.TZ = "UTC" // a run-time task in UTC stores no zone
-	}
-	if ts.Status == "" {
-		ts.Status = StatusActive // an active run-time task stores no status
 	}
 	if ts.Schedule, err = inspectorSchedules.Get(ts.Expression, ts.TZ); err != nil {
 		return TaskSchedule{}, fmt.Errorf("crontab: schedule of %q: %w", name, err)

@@ -87,33 +87,33 @@ const (
 
 // options holds every setting with its default applied.
 type options struct {
-	namespace  string
-	logger     *slog.Logger
-	workers    int
-	grace      time.Duration
-	maxSleep   time.Duration
-	batch      int
-	processID  string
-	version    string
-	hooks      Hooks
-	listeners  []Listener
-	middleware []Middleware
-	maxPayload int
-	historyLen int
-	historyAge time.Duration
-	heartbeat  time.Duration
-	processTTL time.Duration
-	runLease   time.Duration
-	localClock func() time.Time
-	// afterBeat, a test's hook, runs in the maintenance loop right after
-	// each successful heartbeat (nil: nothing).
-	afterBeat    func()
+	namespace    string
+	logger       *slog.Logger
+	workers      int
+	grace        time.Duration
+	maxSleep     time.Duration
+	batch        int
+	processID    string
+	version      string
+	hooks        Hooks
+	listeners    []Listener
+	middleware   []Middleware
+	maxPayload   int
+	historyLen   int
+	historyAge   time.Duration
+	heartbeat    time.Duration
+	processTTL   time.Duration
+	runLease     time.Duration
+	localClock   func() time.Time
 	deadLetters  int
 	retryBackoff time.Duration
 	provide      []TaskInterface // Provide's values, checked by NewScheduler
 	startTimeout time.Duration
 	tasks        []string // WithTasks; nil: every registered task (roles.go)
 	tasksGiven   bool
+	// afterBeat, a test's hook, runs in the maintenance loop right after
+	// each successful heartbeat (nil: nothing).
+	afterBeat func()
 
 	// used lists the options given, by name and scope; errs their bad
 	// values. build turns both into one error.

@@ -127,7 +127,7 @@ type lostLeases struct {
 // over (this process was stopped or cut off from Redis for longer than its
 // run lease allows). A lease gone for less is not reported: after Redis
 // lost its data the maintenance loop writes it again at the heartbeat that
-// finds the loss (retakeLocks). A run whose finish was written meanwhile
+// finds the loss (restoreRuns). A run whose finish was written meanwhile
 // is not one.
 func (tr *taskRunner) reportLostLeases(runs []*inflightRun, gone []string, l *lostLeases, now time.Time) {
 	inflight := make(map[string]*inflightRun, len(runs))
