@@ -717,9 +717,10 @@ func (in *Inspector) Processes(ctx context.Context) ([]ProcessInfo, error) {
 type Overview struct {
 	// Now is the Redis server time of the counts.
 	Now time.Time
-	// Tasks counts tasks; Queued those in the queue; Due those whose
-	// instant has come but that no process has claimed yet; Running the
-	// task runs in progress.
+	// Tasks counts tasks (those queued plus those not queued: disabled, or
+	// with no instant left; two O(1) counts at any number of tasks);
+	// Queued those in the queue; Due those whose instant has come but
+	// that no process has claimed yet; Running the task runs in progress.
 	Tasks, Queued, Due, Running int64
 	// JobsPending counts pending jobs; JobsDue those due but unclaimed;
 	// JobsRunning those claimed; JobsDead the dead letters.
@@ -728,7 +729,8 @@ type Overview struct {
 	// ProcessInfo.Alive).
 	Processes int64
 	// Repaired counts, by kind (RepairJob, RepairClaim, RepairLease,
-	// RepairRunning, RepairLock, RepairQueue, RepairDue), the broken states the
+	// RepairRunning, RepairLock, RepairQueue, RepairDue, RepairIndex), the
+	// broken states the
 	// master's invariant sweep has repaired in the namespace since its
 	// counters were created: totals that only grow, every kind present (0
 	// when none was found). Anything but 0 points at a fault or a bug

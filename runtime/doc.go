@@ -108,8 +108,8 @@
 //	                         timeout plus two heartbeats after the claim or its last renewal
 //	{ns}:alive          ZSET run id -> deadline of its run lease, renewed every 250 ms
 //	{ns}:pulse          HASH last, since: when run leases were last renewed, and since when steadily
-//	{ns}:tasks          SET  every task key
-//	{ns}:unqueued       SET  task keys taken out of the queue as disabled (the master's requeue reads it first)
+//	{ns}:tasks          SET  the declared tasks' keys (a run-time task is in the queue or unqueued only)
+//	{ns}:unqueued       SET  task keys not in the queue: disabled, or no instant left (the master's requeue reads it first)
 //	{ns}:declared       ZSET task key -> when a live process last declared it
 //	{ns}:history:<name> LIST run records (JSON), newest first, capped by count and age
 //	{ns}:processes      ZSET process id -> last heartbeat; {ns}:process:<id> HASH

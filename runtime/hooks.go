@@ -97,8 +97,8 @@ type Hooks struct {
 	// Repaired is called, in the master, after its invariant sweep (or,
 	// for RepairRunning, its reap of abandoned runs) repaired n > 0 broken
 	// states of one kind (RepairJob, RepairClaim, RepairLease,
-	// RepairRunning, RepairLock, RepairQueue, RepairDue), each already counted in
-	// Overview.Repaired.
+	// RepairRunning, RepairLock, RepairQueue, RepairDue, RepairIndex), each
+	// already counted in Overview.Repaired.
 	Repaired func(ctx context.Context, kind string, n int)
 }
 

@@ -348,12 +348,15 @@ type requeueCursors struct{ unqueued, tasks uint64 }
 // requeue puts active and paused tasks that are not in the queue back in
 // it at their next future instant: tasks an operator enabled again, and
 // entries lost to bad data. Each tick it reads up to requeueBudget names
-// of the unqueued set (the tasks taken out of the queue as disabled: an
-// operator's HSET of status active is seen within a tick) and as many of
-// the tasks set, resuming where the previous tick stopped (a lost queue
-// entry is found within tasks/requeueBudget ticks). It reads their queue
-// scores with ZMSCORE, a command per thousand tasks, and the hashes only
-// of the tasks not queued.
+// of the unqueued set (the tasks taken out of the queue as disabled, and
+// those the invariant sweep found in no index: an operator's HSET of
+// status active is seen within a tick) and as many of the tasks set (the
+// declared tasks: one whose queue entry was lost is found within
+// tasks/requeueBudget ticks; a run-time task's, within a sweep pass),
+// resuming where the previous tick stopped. It reads their queue scores
+// with ZMSCORE, a command per thousand tasks, and the hashes only of the
+// tasks not queued. A task of the tasks set that it cannot queue goes in
+// the unqueued set, which lists it without the tasks set.
 func (mt *maintainer) requeue(ctx context.Context) error {
 	members, fromIndex, err := mt.requeueCandidates(ctx)
 	if err != nil || len(members) == 0 {
@@ -390,22 +393,18 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 		return err
 	}
 	now := mt.clock.Now()
+	var unlisted []string // from the tasks set, in neither index, and not to be queued
 	for i, m := range members {
 		read := reads[i]
 		if read.Missing {
 			_ = mt.db.ForgetTask(ctx, m)
 			continue
 		}
-		st := read.State
-		if read.Err != nil || (st.Status != StatusActive && st.Status != StatusPaused) || st.Expression == "" {
-			continue
-		}
-		sched, err := mt.cache.Get(st.Expression, st.TZ)
-		if err != nil {
-			continue
-		}
-		next := ms(jittered(sched, m, st.Jitter).Next(now))
+		next := mt.nextForRequeue(m, read, now)
 		if next == 0 {
+			if !fromIndex[m] {
+				unlisted = append(unlisted, m)
+			}
 			continue
 		}
 		queued, err := mt.db.Requeue(ctx, m, next)
@@ -413,11 +412,29 @@ func (mt *maintainer) requeue(ctx context.Context) error {
 			return err
 		}
 		if queued {
-			mt.log.Info("task back in the queue", "task", m, "status", st.Status, "next", fromMS(next))
+			mt.log.Info("task back in the queue", "task", m, "status", read.State.Status, "next", fromMS(next))
 			_ = mt.db.Wake(ctx, "requeue")
 		}
 	}
-	return nil
+	// Listed then by the unqueued set, which is what lists and counts a
+	// task without the tasks set (rdb.Keys.Unqueued).
+	_, err = mt.db.IndexUnqueued(ctx, unlisted)
+	return err
+}
+
+// nextForRequeue is the instant a task that is not queued goes back at: its
+// next after now if it is active or paused, else 0 (disabled, no instant
+// left, a hash or an expression that does not parse).
+func (mt *maintainer) nextForRequeue(key string, read rdb.TaskStateRead, now time.Time) int64 {
+	st := read.State
+	if read.Err != nil || (st.Status != StatusActive && st.Status != StatusPaused) || st.Expression == "" {
+		return 0
+	}
+	sched, err := mt.cache.Get(st.Expression, st.TZ)
+	if err != nil {
+		return 0
+	}
+	return ms(jittered(sched, key, st.Jitter).Next(now))
 }
 
 // requeueCandidates reads the next names of the unqueued set and of the

@@ -1,7 +1,7 @@
 package runtime
 
-// Paging for operators at scale: a page of tasks (SSCAN of the tasks set)
-// or of one state's jobs (a rank range of its ZSET, or HSCAN of the jobs in
+// Paging for operators at scale: a page of tasks (a scan of the task
+// indexes: the tasks set, the queue, the unqueued set) or of one state's jobs (a rank range of its ZSET, or HSCAN of the jobs in
 // flight), reading only the page's data. ListTasks and Jobs read them all.
 
 import (
@@ -58,19 +58,24 @@ type TaskPage struct {
 }
 
 // TaskPage returns one page of tasks, reading only that page: it walks the
-// tasks set with SSCAN from q.Cursor (MATCH q.Match) and reads the hashes of
-// the tasks it keeps in one pipeline (with q.Status or q.Type, it reads the
-// state fields of each SSCAN step's tasks first, one pipeline a step, and
-// the full hashes of those that pass). Following NextCursor from "" to ""
-// visits every task that exists for the whole walk at least once, and,
-// when the set does not grow or shrink meanwhile, exactly once.
+// task indexes from q.Cursor (the tasks set of declared tasks, then the
+// queue, then the unqueued set, with SSCAN and ZSCAN, MATCH q.Match:
+// rdb.ScanTaskNames) and reads the hashes of the tasks it keeps in one
+// pipeline (with q.Status or q.Type, it reads the state fields of each
+// step's tasks first, one pipeline a step, and the full hashes of those
+// that pass). Following NextCursor from "" to "" visits every task that
+// exists for the whole walk at least once, and, when the indexes do not
+// grow or shrink meanwhile, exactly once (a task disabled or enabled again
+// during the walk moves from one index to another and may be missed or
+// listed twice).
 //
-// A page is not cut inside an SSCAN step, so it may hold more than
-// q.Limit tasks: a step returns about the COUNT asked (q.Limit, minus what
-// the page has), and Redis 7.2 and later return a small set (up to 128
-// tasks, kept as a listpack) whole in one step. It holds fewer when the walk ends, or when a filter is sparse:
-// a page examines at most 20000 task keys, then returns what it has with a
-// NextCursor. Job types (which never fire) are not in the tasks set.
+// A page is not cut inside a scan step, so it may hold more than q.Limit
+// tasks: a step returns about the COUNT asked (q.Limit, minus what the
+// page has), and Redis 7.2 and later return a small collection (up to 128
+// members, kept as a listpack) whole in one step. It holds fewer when the
+// walk ends, or when a filter is sparse: a page examines at most 20000
+// task keys, then returns what it has with a NextCursor. Job types (which
+// never fire) are not tasks.
 func (in *Inspector) TaskPage(ctx context.Context, q TaskQuery) (TaskPage, error) {
 	if in.err != nil {
 		return TaskPage{}, in.err

@@ -96,3 +96,78 @@ func TestRequeueReadsAPagePerTick(t *testing.T) {
 		t.Errorf("a lost queue entry was not requeued within %d ticks", ticks)
 	}
 }
+
+// A run-time task is in no index but the queue: when its queue entry is
+// lost, the invariant sweep finds its hash and puts it in the unqueued
+// set, so that it is listed and counted again, and the next requeue puts
+// it back in the queue at its next instant.
+func TestLostQueueEntryOfARunTimeTaskComesBack(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	k := newKeys("crontab")
+	reg := testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
+	c := NewClient(rdb, reg)
+	for _, key := range []string{"kept", "lost"} {
+		must(t, c.SetTask(ctx, TaskSpec{Key: key, Type: "tenant", Expression: "every:1h"}))
+	}
+	must(t, rdb.ZRem(ctx, k.Queue(), "lost").Err())
+	ins := NewInspector(rdb)
+	if ov, err := ins.Overview(ctx); err != nil || ov.Tasks != 1 {
+		t.Fatalf("overview with the entry lost: %d tasks (%v), want 1", ov.Tasks, err)
+	}
+
+	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.clock.Sync(ctx, 3))
+	sweepPass(t, s)
+	if !rdb.SIsMember(ctx, k.Unqueued(), "lost").Val() {
+		t.Fatal("the sweep did not put the task in no index in the unqueued set")
+	}
+	tasks, err := ins.ListTasks(ctx)
+	if err != nil || len(tasks) != 2 {
+		t.Errorf("ListTasks after the sweep: %d tasks (%v), want 2", len(tasks), err)
+	}
+	must(t, s.maint.requeue(ctx))
+	next, err := rdb.ZScore(ctx, k.Queue(), "lost").Result()
+	if err != nil || time.UnixMilli(int64(next)).Before(time.Now()) {
+		t.Errorf("after the requeue: score %v, %v; want queued at its next instant", next, err)
+	}
+	if rdb.SIsMember(ctx, k.Unqueued(), "lost").Val() {
+		t.Error("the requeued task is still in the unqueued set")
+	}
+	if ov, err := ins.Overview(ctx); err != nil || ov.Tasks != 2 || ov.Repaired[RepairIndex] != 1 {
+		t.Errorf("overview: %d tasks, %d index repairs (%v); want 2 and 1", ov.Tasks, ov.Repaired[RepairIndex], err)
+	}
+}
+
+// A task the requeue finds in the tasks set but cannot queue (disabled,
+// no instant left), and in neither index, goes in the unqueued set: it is
+// counted and listed without the tasks set.
+func TestRequeueIndexesWhatItCannotQueue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	k := newKeys("crontab")
+	reg := testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
+	// As an older release left them: in the tasks set only.
+	must(t, rdb.HSet(ctx, k.Task("ended"), "type", "tenant", "expression", "at:1", "next_run", 0).Err())
+	must(t, rdb.HSet(ctx, k.Task("off"), "type", "tenant", "expression", "every:1h", "next_run", 0, "status", "disabled").Err())
+	must(t, rdb.SAdd(ctx, k.Tasks(), "ended", "off").Err())
+	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.clock.Sync(ctx, 3))
+	must(t, s.maint.requeue(ctx))
+	for _, key := range []string{"ended", "off"} {
+		if !rdb.SIsMember(ctx, k.Unqueued(), key).Val() || rdb.ZScore(ctx, k.Queue(), key).Err() == nil {
+			t.Errorf("%s: not in the unqueued set, or queued", key)
+		}
+	}
+	if ov, err := NewInspector(rdb).Overview(ctx); err != nil || ov.Tasks != 2 {
+		t.Errorf("overview: %d tasks (%v), want 2", ov.Tasks, err)
+	}
+}

@@ -75,8 +75,8 @@ func TestSetTasksPerTaskErrors(t *testing.T) {
 		if _, err := rc.ZScore(ctx, newKeys("crontab").Queue(), k).Result(); err != nil {
 			t.Errorf("valid task %q is not queued: %v", k, err)
 		}
-		if !rc.SIsMember(ctx, newKeys("crontab").Tasks(), k).Val() {
-			t.Errorf("valid task %q is not in the tasks set", k)
+		if rc.SIsMember(ctx, newKeys("crontab").Tasks(), k).Val() {
+			t.Errorf("run-time task %q is in the tasks set, which lists declared tasks only", k)
 		}
 	}
 	// Again: unchanged schedules are updated in place, a changed one is
@@ -121,8 +121,8 @@ func TestSetTasksFailedBatchWritesNothing(t *testing.T) {
 	if q := rc.ZCard(ctx, newKeys("crontab").Queue()).Val(); q != 100 {
 		t.Errorf("%d tasks queued, want the 100 of the second batch", q)
 	}
-	if s := rc.SCard(ctx, newKeys("crontab").Tasks()).Val(); s != 100 {
-		t.Errorf("%d tasks in the tasks set, want 100", s)
+	if s := rc.SCard(ctx, newKeys("crontab").Unqueued()).Val(); s != 0 {
+		t.Errorf("%d tasks in the unqueued set, want none", s)
 	}
 	if rc.Exists(ctx, newKeys("crontab").Task(specs[0].Key)).Val() != 0 {
 		t.Error("a task of the failed batch was written")

@@ -34,6 +34,14 @@ package runtime
 //     them there; the sweep itself only removes entries that are not run
 //     ids ("task@fire"), which reap skips.
 //   - queue: a queue member with no task hash. It is removed from the queue.
+//   - index: a task hash (task:<key>, found with SCAN) in neither the
+//     queue nor the unqueued set, the indexes that list a task (a run-time
+//     task has no other): a task whose queue entry was lost. It is put in
+//     the unqueued set, so it is listed and counted again, and the requeue
+//     queues it at its next instant within a tick if it is active or
+//     paused. The same pass takes out of the tasks set the run-time tasks
+//     an older release listed there, once the queue or the unqueued set
+//     lists them (not counted: nothing was wrong).
 //   - due: a first-due field (jobs:first: when a job put back in the queue
 //     was first due) whose job no longer exists (no jobs:data entry). It
 //     is removed.
@@ -79,6 +87,10 @@ const (
 	// RepairDue counts first-due fields (when a job put back in the queue
 	// was first due) of jobs that no longer exist, removed.
 	RepairDue = rdb.RepairDue
+	// RepairIndex counts task hashes that were in neither the queue nor the
+	// unqueued set (a lost queue entry), put in the unqueued set, from
+	// which the requeue queues them again.
+	RepairIndex = rdb.RepairIndex
 )
 
 // RepairKinds returns the kinds of repair, in the order the operator's
@@ -126,6 +138,13 @@ var sweepSteps = []sweepStep{
 	sweepPage(RepairQueue, func(mt *maintainer, ctx context.Context, c uint64) (uint64, []string, error) {
 		return mt.db.SweepQueue(ctx, c, sweepCount)
 	}),
+	sweepPage(RepairIndex, func(mt *maintainer, ctx context.Context, c uint64) (uint64, []string, error) {
+		return mt.db.SweepTaskIndex(ctx, c, sweepCount)
+	}),
+	func(mt *maintainer, ctx context.Context, c uint64) (uint64, error) {
+		next, _, err := mt.db.SweepTrackedRunTime(ctx, c, sweepCount)
+		return next, err
+	},
 	sweepPage(RepairJob, func(mt *maintainer, ctx context.Context, c uint64) (uint64, []string, error) {
 		return mt.db.SweepJobs(ctx, c, sweepCount)
 	}),

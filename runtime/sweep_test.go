@@ -127,7 +127,15 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	must(client.Set(ctx, k.Lock("t-junk"), "not a scheduler's", ttl).Err())
 	must(client.ZAdd(ctx, k.Queue(), redisZ(nowMS+3600e3, "ghost")).Err())
 	must(client.SAdd(ctx, k.Running(), "junk").Err())
+	// A run-time task whose queue entry was lost: no index lists it.
+	must(client.HSet(ctx, k.Task("t-lost-entry"), "type", "sms", "expression", "every:1h", "next_run", nowMS+3600e3).Err())
 	// Legitimate states.
+	must(client.HSet(ctx, k.Task("t-disabled"), "type", "sms", "expression", "every:1h", "next_run", 0, "status", "disabled").Err())
+	must(client.SAdd(ctx, k.Unqueued(), "t-disabled").Err())
+	must(client.HSet(ctx, k.Task("t-static"), "source", "static", "expression", "every:1h", "next_run", nowMS+3600e3).Err())
+	must(client.SAdd(ctx, k.Tasks(), "t-static").Err())
+	must(client.ZAdd(ctx, k.Queue(), redisZ(nowMS+3600e3, "t-static")).Err())
+	must(client.Set(ctx, k.Task("not-a-hash"), "a foreign string", 0).Err())
 	must(client.HSet(ctx, k.JobData(), "pending", env("pending"), "inflight", env("inflight")).Err())
 	must(client.ZAdd(ctx, k.Jobs(), redisZ(nowMS+3600e3, "pending")).Err())
 	must(client.HSet(ctx, k.Owners(), "inflight", "alive#1").Err())
@@ -143,7 +151,8 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 
 	sweepPass(t, s)
 
-	want := map[string]int64{RepairJob: 2, RepairClaim: 1, RepairLease: 1, RepairRunning: 1, RepairLock: 2, RepairQueue: 1, RepairDue: 1}
+	want := map[string]int64{RepairJob: 2, RepairClaim: 1, RepairLease: 1, RepairRunning: 1, RepairLock: 2, RepairQueue: 1, RepairDue: 1,
+		RepairIndex: 1}
 	got := repairedCounts(t, client)
 	for kind, n := range want {
 		if got[kind] != n {
@@ -201,6 +210,19 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	}
 	if client.SIsMember(ctx, k.Running(), "junk").Val() {
 		t.Error("the running entry that is no run id is still there")
+	}
+	// The task in no index is in the unqueued set (the requeue queues it);
+	// the run-time tasks an older release listed in the tasks set (t-pair
+	// and the others: no source) left it, being queued; the declared task
+	// stayed.
+	if !client.SIsMember(ctx, k.Unqueued(), "t-lost-entry").Val() {
+		t.Error("the task in no index was not put in the unqueued set")
+	}
+	if members := client.SMembers(ctx, k.Tasks()).Val(); len(members) != 1 || members[0] != "t-static" {
+		t.Errorf("tasks set %v, want only the declared t-static", members)
+	}
+	if un := client.SMembers(ctx, k.Unqueued()).Val(); len(un) != 2 {
+		t.Errorf("unqueued set %v, want t-lost-entry and t-disabled (not the foreign string)", un)
 	}
 	// Nothing legitimate was touched.
 	if due := client.ZScore(ctx, k.Jobs(), "pending").Val(); int64(due) != nowMS+3600e3 {

@@ -892,7 +892,7 @@ func cmdProcesses(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {
 var repairLabels = map[string]string{
 	crontab.RepairJob: "job records", crontab.RepairClaim: "claim leases", crontab.RepairLease: "run leases",
 	crontab.RepairRunning: "running entries", crontab.RepairLock: "locks", crontab.RepairQueue: "queue entries",
-	crontab.RepairDue: "first-due entries",
+	crontab.RepairDue: "first-due entries", crontab.RepairIndex: "unindexed tasks",
 }
 
 func cmdOverview(ctx context.Context, c *cli, _ *cmdOpts, _ []string) error {

@@ -422,11 +422,11 @@ func TestJobsAndProcesses(t *testing.T) {
 	if ov["tasks"] != 3.0 || ov["jobs_pending"] != 1.0 || ov["processes"] != 1.0 {
 		t.Errorf("overview: %v", ov)
 	}
-	if rep, _ := ov["repaired"].(map[string]any); len(rep) != 7 || rep["job"] != 0.0 {
+	if rep, _ := ov["repaired"].(map[string]any); len(rep) != 8 || rep["job"] != 0.0 || rep["index"] != 0.0 {
 		t.Errorf("overview -o json: repaired %v", ov["repaired"])
 	}
-	if ol := lines(e.ok(t, "overview")); len(ol) != 16 || ol[0] != "tasks: | 3" || ol[9] != "repaired job records: | 0" ||
-		ol[14] != "repaired queue entries: | 0" || ol[15] != "repaired first-due entries: | 0" {
+	if ol := lines(e.ok(t, "overview")); len(ol) != 17 || ol[0] != "tasks: | 3" || ol[9] != "repaired job records: | 0" ||
+		ol[14] != "repaired queue entries: | 0" || ol[15] != "repaired first-due entries: | 0" || ol[16] != "repaired unindexed tasks: | 0" {
 		t.Errorf("overview:\n%s", strings.Join(ol, "\n"))
 	}
 	// Another namespace is empty.

@@ -47,6 +47,17 @@ func usedMemory(ctx context.Context, rdb *redis.Client) int64 {
 	return v
 }
 
+// storedMemory returns INFO memory's used_memory less mem_clients_normal
+// (the clients' query and output buffers, which a connection that just
+// sent large calls keeps until Redis's cron shrinks them): what the data
+// take.
+func storedMemory(ctx context.Context, rdb *redis.Client) int64 {
+	m := info(ctx, rdb, "memory")
+	used, _ := strconv.ParseInt(m["used_memory"], 10, 64)
+	clients, _ := strconv.ParseInt(m["mem_clients_normal"], 10, 64)
+	return used - clients
+}
+
 func runScale(ctx context.Context, e *env) error {
 	n, chunk := e.cfg.ScaleJobs, e.cfg.ScaleChunk
 	rec := newRecorder(n)

@@ -67,8 +67,13 @@ type schedulesOutcome struct {
 	RegisterRate float64 `json:"register_tasks_per_s"`
 	// Registered is how the tasks were written: "SetTasks of 10000 x2"
 	// (calls of 10,000 specs from 2 goroutines).
-	Registered   string  `json:"registered_with"`
-	BytesPerTask float64 `json:"redis_bytes_per_task"`
+	Registered string `json:"registered_with"`
+	// BytesPerTask is the growth of Redis's stored memory (INFO
+	// used_memory less mem_clients_normal, the clients' buffers:
+	// storedMemory) per task registered; UsedMemoryPerTask the growth of
+	// used_memory itself, buffers of the registering connections included.
+	BytesPerTask      float64 `json:"redis_bytes_per_task"`
+	UsedMemoryPerTask float64 `json:"used_memory_per_task"`
 	// BytesPerTaskFired is the memory per task once every task fired once
 	// (its last result, its history).
 	BytesPerTaskFired float64 `json:"redis_bytes_per_task_after_a_fire"`
@@ -113,7 +118,7 @@ func runSchedules(ctx context.Context, e *env) error {
 	defer prod.Close()
 	c := crontab.NewClient(prod, reg, crontab.WithNamespace(namespace))
 
-	mem0 := usedMemory(ctx, e.admin)
+	mem0, raw0 := storedMemory(ctx, e.admin), usedMemory(ctx, e.admin)
 	jitter := e.cfg.ScheduleJitter
 	o.JitterMS = jitter.Milliseconds()
 	rate, how, err := registerTenants(ctx, c, n, o.Expression, zones, jitter, o.Params)
@@ -121,10 +126,12 @@ func runSchedules(ctx context.Context, e *env) error {
 		return err
 	}
 	o.RegisterRate, o.Registered = rate, how
-	mem1 := usedMemory(ctx, e.admin)
+	mem1, raw1 := storedMemory(ctx, e.admin), usedMemory(ctx, e.admin)
 	o.BytesPerTask = float64(mem1-mem0) / float64(n)
+	o.UsedMemoryPerTask = float64(raw1-raw0) / float64(n)
 	o.HashEncoding, _ = e.admin.ObjectEncoding(ctx, "{"+namespace+"}:task:"+tenantKey(0)).Result()
-	e.logf("S6 %d tasks registered (%s): %.0f tasks/s, %.0f B/task %s, task hash %s", n, how, rate, o.BytesPerTask, paramsWords(o.Params), o.HashEncoding)
+	e.logf("S6 %d tasks registered (%s): %.0f tasks/s, %.0f B/task %s (used_memory %.0f B/task with the clients' buffers), task hash %s",
+		n, how, rate, o.BytesPerTask, paramsWords(o.Params), o.UsedMemoryPerTask, o.HashEncoding)
 
 	f, err := e.newFleet()
 	if err != nil {
@@ -174,7 +181,7 @@ func runSchedules(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	mem2 := usedMemory(ctx, e.admin)
+	mem2 := storedMemory(ctx, e.admin)
 	o.BytesPerTaskFired = float64(mem2-mem0) / float64(n)
 	e.report.Details["s6"] = o
 	e.logf("S6 drain of %d fires at one instant%s on %d processes: %.0f ms (%.0f fires/s), lag %s; probe lag %s; missed %d, duplicates %d; %.0f B/task after a fire; by process %v",

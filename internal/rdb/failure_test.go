@@ -421,6 +421,22 @@ func scriptCases() []scriptCase {
 				return r.SweepLeases(ctx, c, n, testLost)
 			})
 		}},
+		{"SweepTaskIndex", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.HSet(ctx, r.k.Task("lost"), "type", "a", "expression", "every:1s", "next_run", 1000) // in no index
+			r.c.HSet(ctx, r.k.Sweep(), RepairJob, 1)
+		}, func(r *RDB) error { return allPages(r.SweepTaskIndex) }},
+		{"SweepTrackedRunTime", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			if _, err := r.SetTask(ctx, 500, TaskDecl{Key: "d", Type: "a", Expression: "every:1s", NextMS: 1000}); err != nil {
+				t.Fatal(err)
+			}
+			r.c.SAdd(ctx, r.k.Tasks(), "d") // as an older release listed it
+		}, func(r *RDB) error { return allPages(r.SweepTrackedRunTime) }},
+		{"IndexUnqueued", func(t *testing.T, r *RDB) {
+			declared(t, r)
+			r.c.ZRem(ctx, r.k.Queue(), "a")
+		}, func(r *RDB) error { _, err := r.IndexUnqueued(ctx, []string{"a"}); return err }},
 		{"SweepLocks", func(t *testing.T, r *RDB) {
 			running(t, r) // a@1000 holds a's lock
 			for _, task := range []string{"b", "c"} {

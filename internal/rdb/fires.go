@@ -172,7 +172,8 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 //
 // KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
 // history; then the fire slot keys; last, unqueued (a disabled task taken
-// out of the queue is added to it; of the wrong type, it is not)
+// out of the queue, and one with no instant left, is added to it; of the
+// wrong type, it is not)
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
 // max_fires, number of fire slot keys, key_margin_ms (the run:<id> key
 // lasts timeout + key_margin_ms: RunLeases.KeyMargin), then per
@@ -241,6 +242,7 @@ for i = 0, n - 1 do
     else
       if nxt == '0' then
         redis.call('ZREM', KEYS[1], member)
+        redis.pcall('SADD', unqueued, member) -- no instant left: listed there until its finish deletes it
       else
         queued[#queued + 1] = nxt
         queued[#queued + 1] = member
@@ -455,8 +457,9 @@ type RunFinish struct {
 // failed, lag_sum, lag_max; see minute.go).
 //
 // KEYS: running, queue, tasks, then per run: task, lock, run, history;
-// then the fire slot keys; then stats:min; last, alive (of the wrong type:
-// no run lease is removed)
+// then the fire slot keys; then unqueued (of the wrong type: a finished
+// once task is not taken out of it); then stats:min; last, alive (of the
+// wrong type: no run lease is removed)
 // ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
 // outcome, error, duration_ms, record_json ("" when the history would trim
 // it anyway), once, member, slot (1-based index of its fire slot key, 0:
@@ -527,6 +530,7 @@ for i = 0, n - 1 do
       redis.call('DEL', task)
       redis.call('ZREM', KEYS[2], member)
       redis.call('SREM', KEYS[3], member)
+      redis.pcall('SREM', KEYS[#KEYS - 2], member) -- a foreign set: left to the singleton check
     end
   end
   if not recs[hist] then
@@ -556,8 +560,9 @@ return out
 // Bounds: any number of runs (chunked); callers send at most a batch
 // queue's 512.
 // Failure: only a running set, queue or tasks set of the wrong type fails
-// it, before it writes (SREM is its first write; the queue and tasks set
-// are written only for a finished once task, after the type checks).
+// it, before it writes (SREM is its first write; the queue and the tasks
+// and unqueued sets are written only for a finished once task, after the
+// type checks; an unqueued set of the wrong type is left alone).
 func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFinish) (foreignHistory []bool, err error) {
 	keys := make([]string, 0, 4+4*len(runs))
 	keys = append(keys, r.k.Running(), r.k.Queue(), r.k.Tasks())
@@ -590,7 +595,7 @@ func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFini
 		lagMax = max(lagMax, lag)
 	}
 	args = append(args, lagSum, lagMax)
-	keys = append(keys, r.k.StatsMinute(), r.k.Alive())
+	keys = append(keys, r.k.Unqueued(), r.k.StatsMinute(), r.k.Alive())
 	codes, err := finishRunsScript.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, err

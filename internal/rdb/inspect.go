@@ -21,19 +21,6 @@ func (r *RDB) Wake(ctx context.Context, reason string) error {
 	return r.c.Publish(ctx, r.k.Wake(), reason).Err()
 }
 
-// TaskNames returns the key of every task (the tasks set).
-func (r *RDB) TaskNames(ctx context.Context) ([]string, error) {
-	return r.c.SMembers(ctx, r.k.Tasks()).Result()
-}
-
-// ScanTaskNames reads one SSCAN step of the tasks set: about count task
-// keys from cursor (0 starts), those matching the glob pattern match (""
-// matches all), and the cursor of the next step (0 after the last). Redis
-// returns a small set (one stored as a listpack) whole in one step.
-func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error) {
-	return r.c.SScan(ctx, r.k.Tasks(), cursor, match, count).Result()
-}
-
 // TaskRead is one task as an operator reads it: its hash (empty when there
 // is none), its queue score (Queued false when it is not queued) and the
 // value of its lock ("" when not held).
@@ -326,8 +313,10 @@ type Counts struct {
 	Repaired                                    map[string]int64
 }
 
-// ReadCounts counts, in one pipeline, what is queued, due at nowMS and
-// running, the processes that beat since aliveSinceMS, and the sweep's
+// ReadCounts counts, in one pipeline, the tasks (the queue's size plus the
+// unqueued set's: every task is in one of them, see Keys.Unqueued; a task
+// whose queue entry was lost counts again once the sweep finds it), what
+// is queued, due at nowMS and running, the processes that beat since aliveSinceMS, and the sweep's
 // repair counters.
 func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts, error) {
 	nowS, alive := strconv.FormatInt(nowMS, 10), strconv.FormatInt(aliveSinceMS, 10)
@@ -335,7 +324,7 @@ func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts
 	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.IntCmd {
 		repaired = pipe.HGetAll(ctx, r.k.Sweep())
 		return []*redis.IntCmd{
-			pipe.SCard(ctx, r.k.Tasks()),
+			pipe.SCard(ctx, r.k.Unqueued()),
 			pipe.ZCard(ctx, r.k.Queue()),
 			pipe.ZCount(ctx, r.k.Queue(), "-inf", nowS),
 			pipe.SCard(ctx, r.k.Running()),
@@ -350,7 +339,7 @@ func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts
 		return Counts{}, err
 	}
 	v := func(i int) int64 { return cmds[i].Val() }
-	return Counts{Tasks: v(0), Queued: v(1), Due: v(2), Running: v(3),
+	return Counts{Tasks: v(0) + v(1), Queued: v(1), Due: v(2), Running: v(3),
 		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8),
 		Repaired: ParseRepairCounts(repaired.Val())}, nil
 }

@@ -20,7 +20,7 @@ import (
 //	P alive            ZSET  run id -> deadline (unix ms) of the run's run lease, renewed by its process every TTL/6
 //	P fireslots:<type> ZSET  run id -> deadline (unix ms) of its run lease, for the runs in progress of a task type with max_running (only capped types have one; see ClaimFires)
 //	P pulse            HASH  last, since: when a process last renewed its run leases, and since when such pulses came steadily (unix ms)
-//	P tasks            SET   every task key (so nothing needs SCAN)
+//	P tasks            SET   the declared tasks' keys (and run-time tasks an older release listed, until the sweep takes them out)
 //	P history:<key>    LIST  the task's last run records, newest first
 //	P processes        ZSET  process id -> last heartbeat (unix ms)
 //	P process:<id>     HASH  host, pid, version, start, running handlers, types (digest of the names of the tasks it runs), task_names (JSON array of them)
@@ -90,15 +90,25 @@ func FireSlotsOfTask(key string) string { return "task:" + key }
 // Pulse is the key P "pulse".
 func (k Keys) Pulse() string { return k.prefix + "pulse" }
 
-// Tasks is the key P "tasks".
+// Tasks is the key P "tasks", a SET: the keys of the tasks declared in
+// code (Register). A run-time task is not in it (see Unqueued for the
+// indexes that list it); an older release listed those too, and the
+// invariant sweep takes them out once they are queued or unqueued.
 func (k Keys) Tasks() string { return k.prefix + "tasks" }
 
-// Unqueued is the key P "unqueued", a SET: the tasks taken out of the queue
+// Unqueued is the key P "unqueued", a SET: the tasks not in the queue,
 // because they were disabled (by the claim, SetStatus, Register or
-// SetTask). The master's requeue reads it every tick, so a task an
-// operator enables again with a plain HSET is queued within a tick
-// whatever the task count; it leaves the set when it is queued again or
-// removed.
+// SetTask) or have no instant left (an at: task between its claim and the
+// finish that deletes it), and those the invariant sweep found in no
+// index. The master's requeue reads it every tick, so a task an operator
+// enables again with a plain HSET is queued within a tick whatever the
+// task count; it leaves the set when it is queued again or removed.
+//
+// The task indexes: every task is in the queue or in the unqueued set (a
+// declared task is also in the tasks set), so ScanTaskNames lists every
+// task by walking the three, and Counts.Tasks is the queue's size plus
+// this set's. A run-time task has no other entry: at a million tasks an
+// entry in the tasks set would be a fifth of its memory.
 func (k Keys) Unqueued() string { return k.prefix + "unqueued" }
 
 // Classes is the key P "classes", a HASH: a run-time task type -> the

@@ -388,15 +388,6 @@ func (r *RDB) QueueScores(ctx context.Context, tasks []string) (scores []float64
 	return out, in, nil
 }
 
-// ForgetTask drops a task key from the tasks and unqueued sets (its hash
-// is gone).
-func (r *RDB) ForgetTask(ctx context.Context, task string) error {
-	if err := r.c.SRem(ctx, r.k.Tasks(), task).Err(); err != nil {
-		return err
-	}
-	return r.c.SRem(ctx, r.k.Unqueued(), task).Err()
-}
-
 // DropUnqueued takes tasks found queued out of the unqueued set.
 func (r *RDB) DropUnqueued(ctx context.Context, tasks []string) error {
 	if len(tasks) == 0 {

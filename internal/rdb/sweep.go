@@ -36,12 +36,13 @@ const (
 	RepairLock    = "lock"    // task locks held for no run by a gone process, or by none (SweepLocks)
 	RepairQueue   = "queue"   // queue members with no task hash, removed (SweepQueue)
 	RepairDue     = "due"     // first-due fields (jobs:first) of jobs that no longer exist, removed (SweepFirstDue)
+	RepairIndex   = "index"   // task hashes in neither the queue nor the unqueued set, put in the unqueued set (SweepTaskIndex)
 )
 
 // RepairKinds returns the kinds of repair, in the order the operator's
 // overview prints them.
 func RepairKinds() []string {
-	return []string{RepairJob, RepairClaim, RepairLease, RepairRunning, RepairLock, RepairQueue, RepairDue}
+	return []string{RepairJob, RepairClaim, RepairLease, RepairRunning, RepairLock, RepairQueue, RepairDue, RepairIndex}
 }
 
 // ParseRepairCounts reads the sweep hash (HGETALL of Keys.Sweep): every
@@ -577,24 +578,30 @@ end
 return apply(todo, '` + RepairLock + `')
 `)
 
-// SweepLocks checks the locks of one SSCAN page of the tasks set (every
-// task key; a lock of a key not in it expires with its TTL) and deletes
+// SweepLocks checks one SCAN page of the task locks (lock:task:<key>; no
+// index lists them, and a task's lock exists only while it runs; on Redis
+// Cluster the scan goes to the node of the namespace's slot) and deletes
 // those held for no run (see sweepLockScript), counted as RepairLock, a
 // named run recorded abandoned.
 // Bounds: one page; about six reads per lock, every write after all of
 // them.
 // Failure: as SweepLeases.
 func (r *RDB) SweepLocks(ctx context.Context, cursor uint64, count int64, p LostRuns) (uint64, []string, error) {
-	members, next, err := r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
+	node, err := r.scanner(ctx)
 	if err != nil {
 		return cursor, nil, err
 	}
-	if len(members) == 0 {
+	prefix := r.k.Lock("")
+	lockKeys, next, err := node.Scan(ctx, cursor, globEscape(prefix)+"*", count).Result()
+	if err != nil {
+		return cursor, nil, err
+	}
+	if len(lockKeys) == 0 {
 		return next, nil, nil
 	}
-	lockKeys := make([]string, len(members))
-	for i, m := range members {
-		lockKeys[i] = r.k.Lock(m)
+	members := make([]string, len(lockKeys))
+	for i, k := range lockKeys {
+		members[i] = strings.TrimPrefix(k, prefix)
 	}
 	locks, err := r.getAll(ctx, lockKeys)
 	if err != nil {

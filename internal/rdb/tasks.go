@@ -114,7 +114,7 @@ local st = redis.call('HGET', KEYS[1], 'status')
 local nr = tonumber(redis.call('HGET', KEYS[1], 'next_run'))
 if st == 'disabled' or nr == 0 then
   redis.call('ZREM', KEYS[2], member)
-  if st == 'disabled' then redis.call('SADD', KEYS[6], member) end
+  redis.call('SADD', KEYS[6], member) -- indexed there while not queued
 elseif changed == 1 or not redis.call('ZSCORE', KEYS[2], member) then
   redis.call('ZADD', KEYS[2], nr, member)
   redis.call('SREM', KEYS[6], member)
@@ -194,9 +194,10 @@ func (r *RDB) Register(ctx context.Context, nowMS int64, tasks []TaskDecl) (chan
 // the task is created. It returns the result (2 created, 1 rescheduled: a
 // changed expression, zone or jitter, 0 updated in place, -1 refused: the
 // key is a task declared in code, nothing written) and what the queue must
-// do (-1 ZREM: disabled or no instant left; a score > 0: ZADD at it; 0:
-// nothing), and its status after the write. It never touches the queue or the tasks set itself, so a
-// caller of many tasks writes those once.
+// do (-1 ZREM, and into the unqueued set: disabled or no instant left; a
+// score > 0: ZADD at it; 0: nothing), and its status after the write. It
+// never touches the queue or the unqueued set itself, so a caller of many
+// tasks writes those once.
 const luaTaskWrite = `
 local task_read = {'source', 'expression', 'tz', 'next_run', 'status', 'jitter'}
 local task_stride = 15
@@ -271,55 +272,56 @@ const (
 const taskBatchesPerPipeline = 16
 
 // setTasksScript upserts a batch of run-time tasks (write_task of
-// luaTaskWrite for each).
+// luaTaskWrite for each). A run-time task is indexed by the queue alone
+// while it has an instant, by the unqueued set when it is disabled or has
+// none: it has no tasks-set entry (Keys.Unqueued).
 //
-// KEYS: queue, tasks, then task:<key> of each task, then unqueued (a task
-// written disabled is added to it, one queued taken out), then classes
-// (each type of the batch -> its class)
+// KEYS: queue, then task:<key> of each task, then unqueued (a task written
+// disabled or with no instant is added to it, one queued taken out), then
+// classes (each type of the batch -> its class)
 // ARGV: now, wake_channel, n, then task_stride values per task, then a
 // type and its class for each type of the batch
 // Bounds: n <= MaxTaskBatch; the keys of the batch are distinct (the
 // caller keeps the last of a key).
 // Returns one result per task (see write_task). Failure: it checks the
-// types of the queue, the tasks set, unqueued and classes and reads every
-// task hash (a foreign value fails the HMGET) before its first write, so
-// a batch with a foreign key fails whole, having written nothing. It
-// publishes on the wake channel once when it queued any task.
+// types of the queue, unqueued and classes and reads every task hash (a
+// foreign value fails the HMGET) before its first write, so a batch with
+// a foreign key fails whole, having written nothing. It publishes on the
+// wake channel once when it queued any task.
 var setTasksScript = redis.NewScript(luaLib + luaTaskWrite + `
 want_type(KEYS[1], 'zset')
-want_type(KEYS[2], 'set')
 want_type(KEYS[#KEYS - 1], 'set')
 want_type(KEYS[#KEYS], 'hash')
 local n = tonumber(ARGV[3])
 local cur, members = {}, {}
 for j = 1, n do
-  local r = redis.pcall('HMGET', KEYS[2 + j], unpack(task_read))
-  if r.err then error({err = 'WRONGTYPE ' .. KEYS[2 + j] .. ': ' .. r.err}) end
+  local r = redis.pcall('HMGET', KEYS[1 + j], unpack(task_read))
+  if r.err then error({err = 'WRONGTYPE ' .. KEYS[1 + j] .. ': ' .. r.err}) end
   cur[j] = r
   members[j] = ARGV[3 + (j - 1) * task_stride + 1]
 end
 local queued = callk('ZMSCORE', KEYS[1], members)
-local res, add, rem, known, off, on = {}, {}, {}, {}, {}, {}
+local res, add, rem, on, written = {}, {}, {}, {}, false
 for j = 1, n do
-  local r, q, st = write_task(KEYS[2 + j], cur[j], queued[j], ARGV, 3 + (j - 1) * task_stride, ARGV[1])
+  local r, q = write_task(KEYS[1 + j], cur[j], queued[j], ARGV, 3 + (j - 1) * task_stride, ARGV[1])
   res[j] = r
-  if r >= 0 then known[#known + 1] = members[j] end
+  if r >= 0 then written = true end
   if q == -1 then
     rem[#rem + 1] = members[j]
-    if st == 'disabled' then off[#off + 1] = members[j] end
   elseif q > 0 then
     add[#add + 1] = q; add[#add + 1] = members[j]
     on[#on + 1] = members[j]
   end
 end
-if #known > 0 then
-  callk('SADD', KEYS[2], known)
+if written then
   local classes = {}
   for j = 4 + n * task_stride, #ARGV do classes[#classes + 1] = ARGV[j] end
   if #classes > 0 then callk('HSET', KEYS[#KEYS], classes) end
 end
-if #rem > 0 then callk('ZREM', KEYS[1], rem) end
-if #off > 0 then callk('SADD', KEYS[#KEYS - 1], off) end
+if #rem > 0 then
+  callk('ZREM', KEYS[1], rem)
+  callk('SADD', KEYS[#KEYS - 1], rem)
+end
 if #on > 0 then callk('SREM', KEYS[#KEYS - 1], on) end
 if #add > 0 then
   callk('ZADD', KEYS[1], add)
@@ -386,8 +388,8 @@ func (r *RDB) SetTasks(ctx context.Context, nowMS int64, tasks []TaskDecl, batch
 	err := r.taskBatches(ctx, setTasksScript, len(tasks), batch, "tasks", func(i int) string { return tasks[i].Key },
 		func(lo, hi int) scriptCall {
 			part := tasks[lo:hi]
-			keys := make([]string, 2, 3+len(part))
-			keys[0], keys[1] = r.k.Queue(), r.k.Tasks()
+			keys := make([]string, 1, 3+len(part))
+			keys[0] = r.k.Queue()
 			args := make([]any, 3, 3+taskArgs*len(part))
 			args[0], args[1], args[2] = nowMS, wake, len(part)
 			classes := map[string]string{}
@@ -655,8 +657,9 @@ if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   redis.call('SREM', KEYS[3], ARGV[1])
   return 0
 end
+if ARGV[2] == '0' then return 0 end -- no instant left: it stays unqueued
 redis.call('HSET', KEYS[1], 'next_run', ARGV[2])
-if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 `)
