@@ -33,7 +33,7 @@
 //	s6  schedules: -schedules run-time recurring tasks (every:1h, one type,
 //	    no params; with -schedule-params task i has {"tenant":i}) registered
 //	    with SetTasks (calls of 10,000): the rate and the Redis memory per
-//	    task (INFO used_memory delta / N, and again once each fired; without
+//	    task (INFO used_memory less the clients' buffers, delta / N, and again once each fired; without
 //	    -schedule-params the bytes beyond params, the <= 300 B target); then all made due at one instant and drained by
 //	    -schedule-procs worker processes: drain rate, lag, missed and
 //	    duplicate fires, and the lag of an every:1s probe task meanwhile.
@@ -41,6 +41,8 @@
 //	    IANA zone, and each one's next_run after the fire is checked. With
 //	    -schedule-jitter D each task has that jitter, so each is due at the
 //	    instant plus its key's offset in [0, D) (the stampede spread out).
+//	    With -schedule-no-history the workers keep no run history
+//	    (WithHistory(0, ...)): what the history's writes cost per fire.
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -150,6 +152,7 @@ func main() {
 	flag.BoolVar(&cfg.ScheduleZones, "schedule-zones", false, "S6 tasks daily:09:00 over every IANA zone (default every:1h, UTC)")
 	flag.DurationVar(&cfg.ScheduleJitter, "schedule-jitter", 0, "S6 tasks' jitter (TaskSpec.Jitter, 0 to 24h): each due at the instant plus its offset")
 	flag.BoolVar(&cfg.ScheduleParams, "schedule-params", false, `S6 task i has params {"tenant":i} (default: no params, the memory figure is beyond params)`)
+	flag.BoolVar(&cfg.ScheduleNoHistory, "schedule-no-history", false, "S6 workers keep no run history (WithHistory(0, ...))")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -89,6 +89,10 @@ type Config struct {
 	// it the tasks have no params, and S6's memory figure is the bytes
 	// per task beyond its params (the figure issue 16's target is for).
 	ScheduleParams bool
+	// ScheduleNoHistory runs S6's workers with WithHistory(0, ...): no run
+	// record per fire (a tenant deployment that keeps only each task's
+	// last result and counters). False: the default history.
+	ScheduleNoHistory bool
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool

@@ -63,7 +63,9 @@ type schedulesOutcome struct {
 	JitterMS int64 `json:"jitter_ms,omitempty"`
 	// Params: task i has the params {"tenant":i}, and BytesPerTask counts
 	// them; false: no params, BytesPerTask is the bytes beyond params.
-	Params       bool    `json:"params,omitempty"`
+	Params bool `json:"params,omitempty"`
+	// NoHistory: the workers kept no run history (-schedule-no-history).
+	NoHistory    bool    `json:"no_history,omitempty"`
 	RegisterRate float64 `json:"register_tasks_per_s"`
 	// Registered is how the tasks were written: "SetTasks of 10000 x2"
 	// (calls of 10,000 specs from 2 goroutines).
@@ -101,7 +103,8 @@ type schedulesOutcome struct {
 // also run an every:1s probe task.
 func runSchedules(ctx context.Context, e *env) error {
 	n, procs := e.cfg.Schedules, e.cfg.SchedProcs
-	o := schedulesOutcome{Tasks: n, Procs: procs, Expression: "every:1h", Params: e.cfg.ScheduleParams, ByProcess: map[string]int{}}
+	o := schedulesOutcome{Tasks: n, Procs: procs, Expression: "every:1h", Params: e.cfg.ScheduleParams,
+		NoHistory: e.cfg.ScheduleNoHistory, ByProcess: map[string]int{}}
 	var zones []string
 	if e.cfg.ScheduleZones {
 		var err error
@@ -140,6 +143,9 @@ func runSchedules(ctx context.Context, e *env) error {
 	defer f.stop()
 	for i := range procs {
 		args := []string{"-schedules"}
+		if e.cfg.ScheduleNoHistory {
+			args = append(args, "-no-history")
+		}
 		if e.cfg.CPUProfile != "" {
 			args = append(args, "-cpuprofile", fmt.Sprintf("%s.s6w%d", e.cfg.CPUProfile, i))
 		}
@@ -191,6 +197,9 @@ func runSchedules(ctx context.Context, e *env) error {
 	}
 
 	sc := fmt.Sprintf("S6 %d schedules %s, 1 instant%s, %d procs", n, o.Expression, jitterWords(jitter), procs)
+	if e.cfg.ScheduleNoHistory {
+		sc += ", no history"
+	}
 	e.add(sc, "register ("+how+")", "tasks/s", o.RegisterRate, nil, false, &target{100000, ">= 100000"})
 	if o.Params {
 		// The target is for the bytes beyond params: none for this figure.

@@ -52,6 +52,7 @@ func WorkerMain(args []string) error {
 	rate := fs.String("rate", "", "Rate of the job types, N/D")
 	withTasks := fs.Bool("with-tasks", false, "WithTasks(the job types)")
 	schedules := fs.Bool("schedules", false, "register S6's run-time task type (tenant)")
+	noHistory := fs.Bool("no-history", false, "WithHistory(0, time.Hour): keep no run history")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,6 +129,9 @@ func WorkerMain(args []string) error {
 		}})}
 	if *ttl > 0 {
 		opts = append(opts, crontab.WithProcessTTL(*ttl))
+	}
+	if *noHistory {
+		opts = append(opts, crontab.WithHistory(0, time.Hour))
 	}
 	if *lease > 0 {
 		opts = append(opts, crontab.WithRunLease(*lease))
