@@ -39,10 +39,9 @@ func (c *zmscoreCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 // queued within the ticks one pass over the tasks set takes.
 func TestRequeueReadsAPagePerTick(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	rdb, reg := tenantRig(t)
 	ctx := context.Background()
 	k := newKeys("crontab")
-	reg := testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
 	c := NewClient(rdb, reg)
 	const n = 3*requeueBudget + 500
 	pipe := rdb.Pipeline()
@@ -69,11 +68,7 @@ func TestRequeueReadsAPagePerTick(t *testing.T) {
 
 	counter := &zmscoreCounter{}
 	rdb.AddHook(counter)
-	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, s.clock.Sync(ctx, 3))
+	s := maintainerOnly(t, rdb, reg)
 	queued := func(key string) bool {
 		_, err := rdb.ZScore(ctx, k.Queue(), key).Result()
 		return err == nil
@@ -103,10 +98,9 @@ func TestRequeueReadsAPagePerTick(t *testing.T) {
 // it back in the queue at its next instant.
 func TestLostQueueEntryOfARunTimeTaskComesBack(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	rdb, reg := tenantRig(t)
 	ctx := context.Background()
 	k := newKeys("crontab")
-	reg := testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
 	c := NewClient(rdb, reg)
 	for _, key := range []string{"kept", "lost"} {
 		must(t, c.SetTask(ctx, TaskSpec{Key: key, Type: "tenant", Expression: "every:1h"}))
@@ -117,11 +111,7 @@ func TestLostQueueEntryOfARunTimeTaskComesBack(t *testing.T) {
 		t.Fatalf("overview with the entry lost: %d tasks (%v), want 1", ov.Tasks, err)
 	}
 
-	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, s.clock.Sync(ctx, 3))
+	s := maintainerOnly(t, rdb, reg)
 	sweepPass(t, s)
 	if !rdb.SIsMember(ctx, k.Unqueued(), "lost").Val() {
 		t.Fatal("the sweep did not put the task in no index in the unqueued set")
@@ -148,19 +138,14 @@ func TestLostQueueEntryOfARunTimeTaskComesBack(t *testing.T) {
 // counted and listed without the tasks set.
 func TestRequeueIndexesWhatItCannotQueue(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Start(t).Client(t)
+	rdb, reg := tenantRig(t)
 	ctx := context.Background()
 	k := newKeys("crontab")
-	reg := testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
 	// As an older release left them: in the tasks set only.
 	must(t, rdb.HSet(ctx, k.Task("ended"), "type", "tenant", "expression", "at:1", "next_run", 0).Err())
 	must(t, rdb.HSet(ctx, k.Task("off"), "type", "tenant", "expression", "every:1h", "next_run", 0, "status", "disabled").Err())
 	must(t, rdb.SAdd(ctx, k.Tasks(), "ended", "off").Err())
-	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, s.clock.Sync(ctx, 3))
+	s := maintainerOnly(t, rdb, reg)
 	must(t, s.maint.requeue(ctx))
 	for _, key := range []string{"ended", "off"} {
 		if !rdb.SIsMember(ctx, k.Unqueued(), key).Val() || rdb.ZScore(ctx, k.Queue(), key).Err() == nil {
@@ -170,4 +155,23 @@ func TestRequeueIndexesWhatItCannotQueue(t *testing.T) {
 	if ov, err := NewInspector(rdb).Overview(ctx); err != nil || ov.Tasks != 2 {
 		t.Errorf("overview: %d tasks (%v), want 2", ov.Tasks, err)
 	}
+}
+
+// tenantRig returns a client of a Redis of the test's own and a registry
+// of one task type, "tenant".
+func tenantRig(t *testing.T) (*redis.Client, *Registry) {
+	t.Helper()
+	return redistest.Start(t).Client(t), testRegistry(t, TaskConfig{Name: "tenant", New: probeNew(0)})
+}
+
+// maintainerOnly returns a scheduler that is never run, its clock synced,
+// whose maintainer's duties a test calls directly.
+func maintainerOnly(t *testing.T, rdb *redis.Client, reg *Registry) *Scheduler {
+	t.Helper()
+	s, err := NewScheduler(rdb, reg, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.clock.Sync(context.Background(), 3))
+	return s
 }

@@ -448,6 +448,25 @@ func (r *RDB) scanner(ctx context.Context) (redis.Cmdable, error) {
 	return r.c, nil
 }
 
+// scanKeys reads one SCAN page (COUNT count, from cursor) of the keys
+// that start with prefix, on the client scanner returns, and returns
+// them, the part of each after prefix, and the next cursor.
+func (r *RDB) scanKeys(ctx context.Context, cursor uint64, prefix string, count int64) (keys, names []string, next uint64, err error) {
+	node, err := r.scanner(ctx)
+	if err != nil {
+		return nil, nil, cursor, err
+	}
+	keys, next, err = node.Scan(ctx, cursor, globEscape(prefix)+"*", count).Result()
+	if err != nil {
+		return nil, nil, cursor, err
+	}
+	names = make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = strings.TrimPrefix(k, prefix)
+	}
+	return keys, names, next, nil
+}
+
 // globEscape escapes the characters SCAN MATCH treats as a pattern.
 func globEscape(s string) string {
 	var b strings.Builder
@@ -504,12 +523,7 @@ func lostRecord(task string, fireMS, startMS int64, process, reason string, p Lo
 // or processes of the wrong type fails a read; a lease, lock, task or
 // history of another type is left alone (or its write skipped).
 func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p LostRuns) (uint64, []string, error) {
-	node, err := r.scanner(ctx)
-	if err != nil {
-		return cursor, nil, err
-	}
-	prefix := r.k.Run("")
-	found, next, err := node.Scan(ctx, cursor, globEscape(prefix)+"*", count).Result()
+	found, ids, next, err := r.scanKeys(ctx, cursor, r.k.Run(""), count)
 	if err != nil {
 		return cursor, nil, err
 	}
@@ -521,8 +535,8 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 		return cursor, nil, err
 	}
 	keys, args := r.lostArgs(p)
-	for _, key := range found {
-		id := strings.TrimPrefix(key, prefix)
+	for i, key := range found {
+		id := ids[i]
 		task, fire, ok := ParseRunID(id)
 		lease, got := leases[key]
 		if !ok || !got {
@@ -543,8 +557,8 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 	if len(keys) == 3 {
 		return next, nil, nil
 	}
-	ids, err := sweepLeaseScript.Run(ctx, r.c, keys, args...).StringSlice()
-	return pageResult(cursor, next, ids, err)
+	repaired, err := sweepLeaseScript.Run(ctx, r.c, keys, args...).StringSlice()
+	return pageResult(cursor, next, repaired, err)
 }
 
 // sweepLockScript deletes task locks held for no run: the value
@@ -587,21 +601,12 @@ return apply(todo, '` + RepairLock + `')
 // them.
 // Failure: as SweepLeases.
 func (r *RDB) SweepLocks(ctx context.Context, cursor uint64, count int64, p LostRuns) (uint64, []string, error) {
-	node, err := r.scanner(ctx)
-	if err != nil {
-		return cursor, nil, err
-	}
-	prefix := r.k.Lock("")
-	lockKeys, next, err := node.Scan(ctx, cursor, globEscape(prefix)+"*", count).Result()
+	lockKeys, members, next, err := r.scanKeys(ctx, cursor, r.k.Lock(""), count)
 	if err != nil {
 		return cursor, nil, err
 	}
 	if len(lockKeys) == 0 {
 		return next, nil, nil
-	}
-	members := make([]string, len(lockKeys))
-	for i, k := range lockKeys {
-		members[i] = strings.TrimPrefix(k, prefix)
 	}
 	locks, err := r.getAll(ctx, lockKeys)
 	if err != nil {

@@ -12,7 +12,6 @@ package rdb
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -219,18 +218,9 @@ func (r *RDB) IndexUnqueued(ctx context.Context, members []string) ([]string, er
 // Failure: a queue, unqueued set or sweep hash of the wrong type fails it
 // before it writes.
 func (r *RDB) SweepTaskIndex(ctx context.Context, cursor uint64, count int64) (uint64, []string, error) {
-	node, err := r.scanner(ctx)
+	_, members, next, err := r.scanKeys(ctx, cursor, r.k.Task(""), count)
 	if err != nil {
 		return cursor, nil, err
-	}
-	prefix := r.k.Task("")
-	found, next, err := node.Scan(ctx, cursor, globEscape(prefix)+"*", count).Result()
-	if err != nil {
-		return cursor, nil, err
-	}
-	members := make([]string, 0, len(found))
-	for _, k := range found {
-		members = append(members, strings.TrimPrefix(k, prefix))
 	}
 	added, err := r.index(ctx, members, true)
 	return pageResult(cursor, next, added, err)
