@@ -450,9 +450,7 @@ func (mt *maintainer) requeueCandidates(ctx context.Context) ([]string, map[stri
 		index  bool
 	}{
 		{&mt.requeueAt.unqueued, mt.db.ScanUnqueued, true},
-		{&mt.requeueAt.tasks, func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
-			return mt.db.ScanTaskNames(ctx, cursor, "", count)
-		}, false},
+		{&mt.requeueAt.tasks, mt.db.ScanDeclared, false},
 	}
 	for _, sc := range scans {
 		// Up to requeueBudget names, in at most requeueScans calls: a sparse

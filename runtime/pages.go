@@ -28,8 +28,8 @@ const (
 // with a NextCursor rather than read on.
 const pageBudget = 20000
 
-// maxScanStep bounds the COUNT of one SSCAN or HSCAN step of a filtered
-// page.
+// maxScanStep bounds the COUNT of one scan step (SSCAN, ZSCAN or HSCAN) of
+// a filtered page.
 const maxScanStep = 1000
 
 // TaskQuery selects a page of tasks for TaskPage.
@@ -40,7 +40,7 @@ type TaskQuery struct {
 	// MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
 	// Match keeps the tasks whose name matches this Redis glob pattern
-	// (*, ?, [abc], \ escapes; SSCAN's MATCH); "" keeps all.
+	// (*, ?, [abc], \ escapes; the MATCH of SSCAN and ZSCAN); "" keeps all.
 	Match string
 	// Status keeps the tasks with this status; "" keeps all.
 	Status Status
@@ -51,7 +51,7 @@ type TaskQuery struct {
 // TaskPage is one page of tasks.
 type TaskPage struct {
 	// Tasks are the page's tasks, sorted by name (the order across pages
-	// is Redis's SSCAN order, not names').
+	// is the indexes' scan order, not names').
 	Tasks []TaskInfo
 	// NextCursor continues after this page; "" when it is the last.
 	NextCursor string
@@ -123,7 +123,7 @@ func (in *Inspector) TaskPage(ctx context.Context, q TaskQuery) (TaskPage, error
 		}
 	}
 	slices.Sort(names)
-	names = slices.Compact(names) // SSCAN may return a key twice while the set is rehashed
+	names = slices.Compact(names) // a scan may return a key twice while a set is rehashed
 	tasks, err := in.readTasks(ctx, names)
 	if err != nil {
 		return TaskPage{}, fmt.Errorf("crontab: task page: %w", err)

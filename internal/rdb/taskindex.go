@@ -125,6 +125,14 @@ func (r *RDB) notListedBefore(ctx context.Context, phase uint64, names []string)
 	return out, nil
 }
 
+// ScanDeclared reads one SSCAN step of the tasks set (Keys.Tasks: the
+// declared tasks, and run-time tasks an older release listed there):
+// about count keys from cursor (0 starts), and the next cursor (0 after
+// the last).
+func (r *RDB) ScanDeclared(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+	return r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
+}
+
 // TaskNames returns the key of every task (ScanTaskNames from 0 to 0,
 // without repeats).
 func (r *RDB) TaskNames(ctx context.Context) ([]string, error) {
@@ -259,7 +267,7 @@ return out
 // Failure: a tasks set, queue or unqueued set of the wrong type fails it
 // before it writes.
 func (r *RDB) SweepTrackedRunTime(ctx context.Context, cursor uint64, count int64) (uint64, []string, error) {
-	members, next, err := r.c.SScan(ctx, r.k.Tasks(), cursor, "", count).Result()
+	members, next, err := r.ScanDeclared(ctx, cursor, count)
 	if err != nil || len(members) == 0 {
 		return pageResult(cursor, next, nil, err)
 	}
