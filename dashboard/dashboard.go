@@ -344,7 +344,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	out.Counts = CountsView(counts)
 	page, err := c.TaskPage(ctx, q)
 	if err != nil {
-		badCursor(w, r, h, err, q.Cursor)
+		badCursor(w, r, h, err)
 		return
 	}
 	out.Tasks, out.TasksNextCursor = h.withSparklines(ctx, page.Tasks), page.NextCursor
@@ -414,7 +414,7 @@ func (h *Handler) tasks(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := h.cfg.Inspector.TaskPage(r.Context(), q)
 	if err != nil {
-		badCursor(w, r, h, err, q.Cursor)
+		badCursor(w, r, h, err)
 		return
 	}
 	out := make([]Task, len(page.Tasks))

@@ -96,7 +96,7 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	page, err := h.cfg.Inspector.TaskPage(ctx, q)
 	if err != nil {
-		badCursor(w, r, h, err, q.Cursor)
+		badCursor(w, r, h, err)
 		return
 	}
 	writeJSON(w, TaskPage{Tasks: h.withSparklines(ctx, page.Tasks), NextCursor: page.NextCursor})
@@ -121,13 +121,11 @@ func (h *Handler) withSparklines(ctx context.Context, tasks []crontab.TaskInfo) 
 }
 
 // badCursor answers a page's error: 400 when the cursor is what the
-// inspector refused, else as fail does.
-func badCursor(w http.ResponseWriter, r *http.Request, h *Handler, err error, cursor string) {
-	if cursor != "" {
-		if _, perr := strconv.ParseUint(cursor, 10, 64); perr != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
+// inspector refused (crontab.ErrBadCursor), else as fail does.
+func badCursor(w http.ResponseWriter, r *http.Request, h *Handler, err error) {
+	if errors.Is(err, crontab.ErrBadCursor) {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	h.fail(w, r, err)
 }
@@ -151,7 +149,7 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		err = h.cfg.Inspector.ExplainWaiting(ctx, page.Jobs)
 	}
 	if err != nil {
-		badCursor(w, r, h, err, q.Get("cursor"))
+		badCursor(w, r, h, err)
 		return
 	}
 	out := JobPage{Jobs: make([]Job, len(page.Jobs)), NextCursor: page.NextCursor}

@@ -183,6 +183,7 @@ func TestPageEndpoints(t *testing.T) {
 	cl.json("GET", "/api/page/tasks?limit=1001", 400, nil)
 	cl.json("GET", "/api/page/tasks?status=asleep", 400, nil)
 	cl.json("GET", "/api/page/tasks?cursor=x", 400, nil)
+	cl.json("GET", "/api/page/tasks?cursor=13835058055282163712", 400, nil) // 3<<62: no task index
 
 	var jobs []string
 	for cursor := ""; ; {

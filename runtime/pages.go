@@ -6,6 +6,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,6 +32,11 @@ const pageBudget = 20000
 // maxScanStep bounds the COUNT of one scan step (SSCAN, ZSCAN or HSCAN) of
 // a filtered page.
 const maxScanStep = 1000
+
+// ErrBadCursor is what TaskPage and JobPage wrap when the query's Cursor
+// is not the NextCursor of a page: not a number, or (for tasks) one that
+// names no task index.
+var ErrBadCursor = errors.New("not the NextCursor of a page")
 
 // TaskQuery selects a page of tasks for TaskPage.
 type TaskQuery struct {
@@ -89,8 +95,8 @@ func (in *Inspector) TaskPage(ctx context.Context, q TaskQuery) (TaskPage, error
 	}
 	var cursor uint64
 	if q.Cursor != "" {
-		if cursor, err = strconv.ParseUint(q.Cursor, 10, 64); err != nil {
-			return TaskPage{}, fmt.Errorf("crontab: task page: Cursor %q: want the NextCursor of a page, or empty to start", q.Cursor)
+		if cursor, err = strconv.ParseUint(q.Cursor, 10, 64); err != nil || !rdb.TaskCursorValid(cursor) {
+			return TaskPage{}, fmt.Errorf("crontab: task page: Cursor %q: %w (or empty, to start)", q.Cursor, ErrBadCursor)
 		}
 	}
 	filter := q.Status != "" || q.Type != ""
@@ -215,7 +221,7 @@ func (in *Inspector) JobPage(ctx context.Context, q JobQuery) (JobPage, error) {
 	var cursor uint64
 	if q.Cursor != "" {
 		if cursor, err = strconv.ParseUint(q.Cursor, 10, 64); err != nil {
-			return JobPage{}, fmt.Errorf("crontab: job page: Cursor %q: want the NextCursor of a page, or empty to start", q.Cursor)
+			return JobPage{}, fmt.Errorf("crontab: job page: Cursor %q: %w (or empty, to start)", q.Cursor, ErrBadCursor)
 		}
 	}
 	var page JobPage

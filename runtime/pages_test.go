@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -173,9 +174,11 @@ func TestTaskPageAtScale(t *testing.T) {
 		t.Errorf("the filtered page read the state of %d tasks", got)
 	}
 
-	for _, q := range []TaskQuery{{Limit: -1}, {Limit: MaxPageLimit + 1}, {Cursor: "x"}, {Status: "sleeping"}} {
+	for _, q := range []TaskQuery{{Limit: -1}, {Limit: MaxPageLimit + 1}, {Cursor: "x"}, {Status: "sleeping"}, {Cursor: "13835058055282163712"}} {
 		if _, err := in.TaskPage(ctx, q); err == nil {
 			t.Errorf("TaskPage(%+v) accepted", q)
+		} else if q.Cursor != "" && !errors.Is(err, ErrBadCursor) {
+			t.Errorf("TaskPage(%+v): %v, want ErrBadCursor", q, err)
 		}
 	}
 }

@@ -29,6 +29,10 @@ const (
 	scanCursorMask = 1<<scanPhaseShift - 1
 )
 
+// TaskCursorValid reports whether cursor can be a cursor of ScanTaskNames:
+// its top bits name one of the collections it walks.
+func TaskCursorValid(cursor uint64) bool { return cursor>>scanPhaseShift < scanPhases }
+
 // ScanTaskNames reads one step of the walk of every task key: the tasks
 // set, then the queue, then the unqueued set (each with SSCAN or ZSCAN,
 // MATCH match, COUNT count), leaving out a key already listed by an
