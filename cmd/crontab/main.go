@@ -488,7 +488,13 @@ func cmdList(ctx context.Context, c *cli, o *cmdOpts, _ []string) error {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", t.Name, status, schedule(t),
 				fmtTime(t.Next), rel(t.Next), rel(t.Last), outcome, t.Runs, t.Failures, t.Skips, t.Source)
 		}
-		if len(tasks) == 0 {
+		switch {
+		case len(tasks) > 0:
+		case o.cursor != "":
+			fmt.Fprintln(w, "(no more tasks)") // the walk's last step found none
+		case o.match != "" || o.status != "" || o.task != "":
+			fmt.Fprintf(w, "(no task in namespace %q matches)\n", c.namespace)
+		default:
 			fmt.Fprintf(w, "(no tasks in namespace %q)\n", c.namespace)
 		}
 	})

@@ -73,6 +73,15 @@ func TestListPages(t *testing.T) {
 			t.Errorf("%s listed %d times", name, k)
 		}
 	}
+	// A continuation that finds nothing more (the cursor of the unqueued
+	// set's walk, 2<<62, which is empty here) says so, not that the
+	// namespace has no tasks; a filter that keeps none says that.
+	if out := e.ok(t, "list", "-cursor", "9223372036854775808"); !strings.Contains(out, "(no more tasks)") {
+		t.Errorf("an empty last page:\n%s", out)
+	}
+	if out := e.ok(t, "list", "-match", "nothing-*"); !strings.Contains(out, `(no task in namespace "crontab" matches)`) {
+		t.Errorf("a filter that keeps none:\n%s", out)
+	}
 
 	var page struct {
 		Tasks []struct {

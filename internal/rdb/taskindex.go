@@ -42,8 +42,9 @@ func TaskCursorValid(cursor uint64) bool { return cursor>>scanPhaseShift < scanP
 // between the queue and the unqueued set meanwhile (disabled, enabled
 // again) may be missed or listed twice, as SCAN may list a key twice.
 // Redis returns a small collection (one stored as a listpack) whole in one
-// step, and a collection that ends with no key to list (an empty tasks
-// set) is followed by the next within the step.
+// step, a collection that ends with no key to list (an empty tasks set)
+// is followed by the next within the step, and a step that ends a
+// collection with keys ends the walk when the later ones are empty.
 func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, match string, count int64) ([]string, uint64, error) {
 	phase, at := cursor>>scanPhaseShift, cursor&scanCursorMask
 	for {
@@ -57,12 +58,28 @@ func (r *RDB) ScanTaskNames(ctx context.Context, cursor uint64, match string, co
 		case phase+1 == scanPhases:
 			return names, 0, nil
 		case len(names) > 0:
+			// The walk ends here when the collections after this one are
+			// empty, so that the caller's last page is not an empty one.
+			rest, err := r.c.Exists(ctx, scanKeysAfter(r.k, phase)...).Result()
+			if err != nil {
+				return nil, 0, err
+			}
+			if rest == 0 {
+				return names, 0, nil
+			}
 			return names, (phase + 1) << scanPhaseShift, nil
 		}
 		// A collection that ended with nothing (an empty tasks set, as a
 		// namespace of run-time tasks has): the step goes on to the next.
 		phase, at = phase+1, 0
 	}
+}
+
+// scanKeysAfter returns the keys of the collections ScanTaskNames walks
+// after phase.
+func scanKeysAfter(k Keys, phase uint64) []string {
+	all := [scanPhases]string{k.Tasks(), k.Queue(), k.Unqueued()}
+	return all[phase+1:]
 }
 
 // scanIndex reads one step of the collection phase of ScanTaskNames from

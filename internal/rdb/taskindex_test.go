@@ -207,3 +207,27 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// A walk ends with the step that ends the last collection holding keys:
+// with no task unqueued, the queue's last step returns cursor 0, so that
+// a caller's last page is not an empty one.
+func TestScanTaskNamesEndsWithTheLastKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	if _, err := r.SetTasks(ctx, 500, []TaskDecl{{Key: "a", Type: "a", Expression: "every:1h", NextMS: 5000},
+		{Key: "b", Type: "a", Expression: "every:1h", NextMS: 5000}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	names, next, err := r.ScanTaskNames(ctx, 0, "", 100)
+	if err != nil || next != 0 || len(sorted(names)) != 2 {
+		t.Errorf("one step: %v, cursor %d, %v; want [a b] and cursor 0", names, next, err)
+	}
+	if _, err := r.SetTask(ctx, 500, TaskDecl{Key: "off", Type: "a", Expression: "every:1h", NextMS: 5000, Status: "disabled"}); err != nil {
+		t.Fatal(err)
+	}
+	if names, next, err = r.ScanTaskNames(ctx, 0, "", 100); err != nil || next == 0 {
+		t.Errorf("with a task unqueued the queue's step ended the walk: %v, cursor %d, %v", names, next, err)
+	}
+}
