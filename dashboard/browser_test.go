@@ -40,7 +40,9 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser 
 func TestDashboardInChromium(t *testing.T) {
 	browser, driver := lookBrowser(t)
 	d := startDemo(t)
-	// 45 run-time tasks more, for the pages (20 a page).
+	// 45 run-time tasks more, and 100 fillers, for the pages (20 a page):
+	// past 128 tasks the queue is no listpack, which a scan returns whole
+	// (TaskPage), so the pages hold about 20.
 	reg := crontab.NewRegistry()
 	if err := reg.Add(crontab.TaskConfig{Name: "send sms", New: func() crontab.TaskInterface { return new(sendSMS) }}); err != nil {
 		t.Fatal(err)
@@ -54,7 +56,15 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const allTasks = 4 + 45
+	fillers := make([]crontab.TaskSpec, 100)
+	for i := range fillers {
+		fillers[i] = crontab.TaskSpec{Key: fmt.Sprintf("pad %03d", i), Type: "send sms", Params: sendSMS{To: "+15550000"},
+			Expression: "daily:05:00"}
+	}
+	if _, err := producer.SetTasks(bg, fillers); err != nil {
+		t.Fatal(err)
+	}
+	const allTasks = 4 + 45 + 100
 	h, err := dashboard.New(dashboard.Config{Inspector: d.inspector, Client: producer, Namespace: "crontab", Token: "demo-token"})
 	if err != nil {
 		t.Fatal(err)

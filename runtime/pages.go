@@ -77,8 +77,10 @@ type TaskPage struct {
 //
 // A page is not cut inside a scan step, so it may hold more than q.Limit
 // tasks: a step returns about the COUNT asked (q.Limit, minus what the
-// page has), and Redis 7.2 and later return a small collection (up to 128
-// members, kept as a listpack) whole in one step. It holds fewer when the
+// page has), and Redis returns a small collection, one kept as a
+// listpack, whole in one step: a queue of up to 128 tasks (so a namespace
+// of that many comes on one page), and from Redis 7.2 on a set of up to
+// 128. It holds fewer when the
 // walk ends, or when a filter is sparse: a page examines at most 20000
 // task keys, then returns what it has with a NextCursor. Job types (which
 // never fire) are not tasks.
