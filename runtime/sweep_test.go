@@ -427,4 +427,14 @@ func TestSweepOnCluster(t *testing.T) {
 	if client.Exists(ctx, k.Run("t@1000"), k.Lock("t")).Val() != 0 || len(historyOf(t, client, "t")) != 1 {
 		t.Error("the orphan lease or its lock is still there, or no history record")
 	}
+	// The index scripts run on the namespace's slot too: t, in no index
+	// but the tasks set, was put in the unqueued set and counted; the
+	// requeue's uncounted indexing works the same.
+	if got[RepairIndex] != 1 || !client.SIsMember(ctx, k.Unqueued(), "t").Val() {
+		t.Errorf("index repairs %d, t unqueued %v; want 1, true", got[RepairIndex], client.SIsMember(ctx, k.Unqueued(), "t").Val())
+	}
+	client.HSet(ctx, k.Task("u"), "type", "sms", "expression", "at:1", "next_run", 0)
+	if added, err := s.maint.db.IndexUnqueued(ctx, []string{"u"}); err != nil || len(added) != 1 {
+		t.Errorf("IndexUnqueued on Redis Cluster: %v, %v; want [u]", added, err)
+	}
 }

@@ -181,14 +181,15 @@ func (r *RDB) TaskNames(ctx context.Context) ([]string, error) {
 // every tick (and queues those that are active or paused and have an
 // instant). A key with no task hash is left out.
 //
-// KEYS: queue, unqueued, sweep (or "" for no count), then task:<key> of
-// each member
-// ARGV: kind (the sweep counter), then the members
+// KEYS: queue, unqueued, sweep, then task:<key> of each member (every key
+// of the namespace's slot: an empty key name would be another slot on
+// Redis Cluster)
+// ARGV: kind (the sweep counter; "" counts nothing), then the members
 // Returns the members it added.
 var indexScript = redis.NewScript(luaLib + `
 want_type(KEYS[1], 'zset')
 want_type(KEYS[2], 'set')
-local count = KEYS[3] ~= ''
+local count = ARGV[1] ~= ''
 if count then want_type(KEYS[3], 'hash') end
 local add = {}
 for i = 2, #ARGV do
@@ -212,13 +213,13 @@ func (r *RDB) index(ctx context.Context, members []string, count bool) ([]string
 		return nil, nil
 	}
 	keys := make([]string, 0, 3+len(members))
-	sweep := ""
+	keys = append(keys, r.k.Queue(), r.k.Unqueued(), r.k.Sweep())
+	kind := ""
 	if count {
-		sweep = r.k.Sweep()
+		kind = RepairIndex
 	}
-	keys = append(keys, r.k.Queue(), r.k.Unqueued(), sweep)
 	args := make([]any, 0, 1+len(members))
-	args = append(args, RepairIndex)
+	args = append(args, kind)
 	for _, m := range members {
 		keys = append(keys, r.k.Task(m))
 		args = append(args, m)
