@@ -11,7 +11,7 @@ import (
 )
 
 // After Redis lost its data mid-run, the run's process writes its run's
-// state again: the lock, the running entry and the run lease, which its
+// state again: the lock, the lease (its field of runs) and the run lease, which its
 // renewals keep, so no "run lease lost" error is logged and a peer would
 // take the lock over if the process died before the run ends.
 func TestDataLossRestoresRunsInProgress(t *testing.T) {

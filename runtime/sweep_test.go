@@ -86,8 +86,9 @@ func historyOf(t *testing.T, client redis.UniversalClient, task string) []rdb.Re
 
 // TestSweepRepairsEachOrphanKind writes every kind of orphan into Redis by
 // hand, beside the legitimate states that look like them (a pending, an
-// in-flight and a dead job; a running run with its lock and lease; the lock
-// and the lease of a live process that have no running entry), and checks
+// in-flight and a dead job; a running run with its lock and lease, of an
+// older release and of this one; the lock and the older release's lease
+// of a live process that have no running entry), and checks
 // that one pass repairs exactly the orphans, counts them, tells the hook,
 // and that a second pass finds nothing more.
 func TestSweepRepairsEachOrphanKind(t *testing.T) {
