@@ -390,8 +390,7 @@ func TestAdminProcessesAndHooks(t *testing.T) {
 	// The ghost's run is abandoned and its job redelivered, by the master.
 	fire := time.Now().Add(-time.Minute).UnixMilli()
 	runID := name + "@" + itoa(fire)
-	rdb.SAdd(ctx, k.Running(), runID)
-	rdb.Set(ctx, k.Run(runID), leaseValue("ghost", name, fire, fire), time.Minute)
+	rdb.HSet(ctx, k.Runs(), runID, leaseValue("ghost", name, fire, fire))
 	rdb.HSet(ctx, k.JobData(), "j1", `{"task":"unknown type"}`)
 	rdb.ZAdd(ctx, k.Leases(), redisZ(time.Now().Add(-time.Second).UnixMilli(), "ghost#1"))
 	rdb.HSet(ctx, k.Owners(), "j1", "ghost#1")

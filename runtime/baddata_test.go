@@ -95,9 +95,10 @@ func TestBadDataIsLoggedAndSkipped(t *testing.T) {
 	taskHash("later-inf-score", "next_run", strconv.FormatInt(now+3600_000, 10))
 	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: math.Inf(1), Member: "later-inf-score"}).Err())
 	must(t, rdb.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(now - 500), Member: "no-hash"}).Err())
-	// Runs in progress with corrupt leases, of a process that never beats.
-	must(t, rdb.SAdd(ctx, k.Running(), "bad-lease@1000", "no-at-sign", "no-lease@2000").Err())
-	must(t, rdb.Set(ctx, k.Run("bad-lease@1000"), "{not json", time.Hour).Err())
+	// Runs in progress with corrupt leases, of a process that never beats;
+	// and an older release's running entries without a lease key.
+	must(t, rdb.HSet(ctx, k.Runs(), "bad-lease@1000", "{not json").Err())
+	must(t, rdb.SAdd(ctx, k.Running(), "no-at-sign", "no-lease@2000").Err())
 	must(t, rdb.ZAdd(ctx, k.Declared(), redis.Z{Score: math.Inf(-1), Member: tick}).Err())
 	must(t, rdb.ZAdd(ctx, k.Processes(), redis.Z{Score: math.Inf(1), Member: "immortal"}).Err())
 
@@ -329,6 +330,7 @@ func TestForeignSingletonIsQuarantined(t *testing.T) {
 	}{
 		{"queue", keys.Queue, "zset"},
 		{"lock:master", keys.Master, "string"},
+		{"runs", keys.Runs, "hash"},
 		{"running", keys.Running, "set"},
 		{"tasks", keys.Tasks, "set"},
 		{"unqueued", keys.Unqueued, "set"},

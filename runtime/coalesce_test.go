@@ -68,7 +68,7 @@ func claimTries(t *testing.T, lines []monitorLine) map[string]map[string]bool {
 			t.Fatalf("monitor line %q: numkeys: %v", l.args, err)
 		}
 		argv := args[3+nkeys:]
-		// ARGV: process, 7 more, then 8 per candidate: member, fire, ...
+		// ARGV: process, 6 more, then 8 per candidate: member, fire, ...
 		// (no fire slot keys: the stamp type has no cap).
 		for i := claimArgsBefore; i+claimArgsPer <= len(argv); i += claimArgsPer {
 			c := argv[i] + "@" + argv[i+1]
@@ -84,7 +84,7 @@ func claimTries(t *testing.T, lines []monitorLine) map[string]map[string]bool {
 // claimArgsBefore and claimArgsPer are the claim script's argument layout
 // (rdb.NewFireClaim).
 const (
-	claimArgsBefore = 8
+	claimArgsBefore = 7
 	claimArgsPer    = 8
 )
 

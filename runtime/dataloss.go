@@ -8,10 +8,10 @@ import (
 
 // restoreRuns writes again, after Redis lost its data, the state of this
 // process's runs in progress: each run's lock (so that no fire of a
-// non-concurrent task starts beside a run that is still going), running
-// entry, run lease and lease key (so that its renewals find them, and a
-// peer takes the lock over and records the run abandoned if this process
-// dies before the run ends). A run that finished meanwhile gives back
+// non-concurrent task starts beside a run that is still going), lease (its
+// field of the runs hash, which the master's reap reads) and run lease (so
+// that its renewals find it, and a peer takes the lock over and records
+// the run abandoned if this process dies before the run ends). A run that finished meanwhile gives back
 // what was written for it.
 func (tr *taskRunner) restoreRuns(ctx context.Context) {
 	leases := tr.runLeases()

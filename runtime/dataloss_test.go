@@ -11,7 +11,7 @@ import (
 )
 
 // After Redis lost its data mid-run, the run's process writes its run's
-// state again: the lock, the running entry and the run lease, which its
+// state again: the lock, the lease (its field of runs) and the run lease, which its
 // renewals keep, so no "run lease lost" error is logged and a peer would
 // take the lock over if the process died before the run ends.
 func TestDataLossRestoresRunsInProgress(t *testing.T) {
@@ -23,7 +23,7 @@ func TestDataLossRestoresRunsInProgress(t *testing.T) {
 	lock := rdbc.Get(ctx, k.Lock(name)).Val()
 	must(t, rdbc.FlushAll(ctx).Err()) // the test's own redis-server
 	waitFor(t, 3*time.Second, "the run's state written again", func() bool {
-		return rdbc.SIsMember(ctx, k.Running(), runID).Val()
+		return rdbc.HExists(ctx, k.Runs(), runID).Val()
 	})
 	time.Sleep(1500 * time.Millisecond) // a run lease: renewals must have found it
 	if v := rdbc.Get(ctx, k.Lock(name)).Val(); v != lock {
@@ -32,8 +32,8 @@ func TestDataLossRestoresRunsInProgress(t *testing.T) {
 	if dl, err := rdbc.ZScore(ctx, k.Alive(), runID).Result(); err != nil || int64(dl) < time.Now().UnixMilli() {
 		t.Errorf("run lease %v (%v): want one ahead", int64(dl), err)
 	}
-	if _, err := rdb.ParseLease(rdbc.Get(ctx, k.Run(runID)).Val()); err != nil {
-		t.Errorf("lease key: %v", err)
+	if _, err := rdb.ParseLease(rdbc.HGet(ctx, k.Runs(), runID).Val()); err != nil {
+		t.Errorf("lease in runs: %v", err)
 	}
 	if l := logs.lines("run lease lost"); len(l) > 0 {
 		t.Errorf("logged %v", l)
@@ -74,9 +74,9 @@ func longRun(t *testing.T) (*redis.Client, *logCapture, *Scheduler, string) {
 	logs, logger := newLogCapture()
 	s, _ := runScheduler(t, rdbc, reg, WithLogger(logger))
 	waitFor(t, 5*time.Second, "a run", func() bool { return spans.startsOf(name) > 0 })
-	members := rdbc.SMembers(context.Background(), newKeys("crontab").Running()).Val()
+	members := rdbc.HKeys(context.Background(), newKeys("crontab").Runs()).Val()
 	if len(members) != 1 {
-		t.Fatalf("running holds %v, want the one run", members)
+		t.Fatalf("runs holds %v, want the one run", members)
 	}
 	return rdbc, logs, s, members[0]
 }

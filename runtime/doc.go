@@ -33,7 +33,8 @@
 // computes each task's next instant in Go (cron is not expressible in
 // Lua), and calls one Lua script that, per task and atomically, compares
 // the hash's next_run with the instant it read (compare-and-set), moves
-// next_run on, and takes the task's lock and a run lease. Exactly one
+// next_run on, and takes the task's lock, writes the run's lease (a field
+// of the runs hash) and gives it a run lease. Exactly one
 // process wins each instant; the others see the moved next_run and do
 // nothing. A process that was stopped or partitioned while it prepared a
 // claim cannot fire a stale instant: its compare-and-set fails (fencing).
@@ -46,8 +47,9 @@
 // delivers again jobs whose lease expired, puts enabled tasks back in the
 // queue, prunes tasks that no live build declares, and sweeps the
 // namespace a page at a time for broken invariants (a job record in no
-// state, a lease or lock of a gone process with no running entry, a queue
-// member with no task), repairing and counting them. If it dies, another
+// state, a lock of a gone process held for no run in progress, an older
+// release's lease of a gone process with no running entry, a queue member
+// with no task), repairing and counting them. If it dies, another
 // process takes the lock within the process TTL; firing never waits for it.
 //
 // Processes may run different sets of tasks: a build's types, limited by
@@ -103,9 +105,13 @@
 //	{ns}:classes        HASH run-time task type -> class (the Go type), written by SetTasks
 //	{ns}:lock:task:<key> STR "process|fire_ms" while a non-concurrent run runs
 //	{ns}:lock:master    STR  the housekeeping process
-//	{ns}:running        SET  "<key>@<fire_ms>" of runs in progress
-//	{ns}:run:<id>       STR  lease of one run (JSON: process, task, fire, start); it expires its
-//	                         timeout plus two heartbeats after the claim or its last renewal
+//	{ns}:runs           HASH "<key>@<fire_ms>" (run id) -> lease (JSON: process, task, fire, start)
+//	                         of each run in progress; the claim writes it, the finish (or the reap
+//	                         of a dead process's run, or a takeover) deletes it; no TTL
+//	{ns}:running        SET  an older release's run ids of its runs in progress, and
+//	{ns}:run:<id>       STR  its lease of one run, expiring its timeout plus two heartbeats after
+//	                         the claim or its last renewal: read, reaped and swept (never written)
+//	                         for a namespace an older release shares during a rolling upgrade
 //	{ns}:alive          ZSET run id -> deadline of its run lease, renewed every 250 ms
 //	{ns}:pulse          HASH last, since: when run leases were last renewed, and since when steadily
 //	{ns}:tasks          SET  the declared tasks' keys (a run-time task is in the queue or unqueued only)

@@ -59,7 +59,7 @@ func (tr *taskRunner) runsInFlight() []*inflightRun {
 	return slices.Collect(maps.Values(tr.inflight))
 }
 
-// leaseValue is the value of a run's lease key: who runs what.
+// leaseValue is a run's lease, its field's value in runs: who runs what.
 func leaseValue(process, task string, fireMS, startMS int64) string {
 	return rdb.Lease{Process: process, Task: task, Fire: fireMS, Start: startMS}.Encode()
 }

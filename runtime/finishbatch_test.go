@@ -47,8 +47,8 @@ func (r *finishRig) task(member string, next int64) {
 }
 
 // started writes what the claim script writes for a run of member at
-// fireMS (its lock with lockHolder, "" for none; its running entry and
-// lease) and returns the run's end, with outcome err.
+// fireMS (its lock with lockHolder, "" for none; its lease in runs) and
+// returns the run's end, with outcome err.
 func (r *finishRig) started(member string, fireMS int64, lockHolder string, once bool, err error) *runEnd {
 	r.t.Helper()
 	ctx := context.Background()
@@ -57,8 +57,7 @@ func (r *finishRig) started(member string, fireMS int64, lockHolder string, once
 	if lockHolder != "" {
 		must(r.t, r.rdb.Set(ctx, r.k.Lock(member), lockHolder, time.Minute).Err())
 	}
-	must(r.t, r.rdb.SAdd(ctx, r.k.Running(), runID).Err())
-	must(r.t, r.rdb.Set(ctx, r.k.Run(runID), leaseValue(r.s.id, member, fireMS, fireMS), time.Minute).Err())
+	must(r.t, r.rdb.HSet(ctx, r.k.Runs(), runID, leaseValue(r.s.id, member, fireMS, fireMS)).Err())
 	at := time.UnixMilli(fireMS)
 	rec := Record{Task: member, Fire: at, Start: at, End: at.Add(7 * time.Millisecond), Outcome: OutcomeOK,
 		Process: r.s.id, Attempt: 1}
@@ -136,13 +135,8 @@ func TestFinishBatchKeepsEachRunsSemantics(t *testing.T) {
 	r.s.tasks.writeFinishes(batch)
 
 	// Nothing of any run is left in progress.
-	if n, _ := rdb.SCard(ctx, r.k.Running()).Result(); n != 0 {
-		t.Errorf("running holds %d entries after the batch, want 0", n)
-	}
-	for _, e := range batch {
-		if n, _ := rdb.Exists(ctx, r.k.Run(e.run.runID)).Result(); n != 0 {
-			t.Errorf("lease of %s left after the batch", e.run.runID)
-		}
+	if n, _ := rdb.HLen(ctx, r.k.Runs()).Result(); n != 0 {
+		t.Errorf("runs holds %d leases after the batch, want 0", n)
 	}
 	// Locks: ours released, someone else's kept.
 	for _, m := range []string{"ok", "failed", "once", "once-rescheduled", "bad-history", "not-a-hash"} {
@@ -272,8 +266,8 @@ func TestFinishBatchWaitsForRedis(t *testing.T) {
 			t.Errorf("task %s: lock not released", m)
 		}
 	}
-	if n, _ := rdb.SCard(ctx, r.k.Running()).Result(); n != 0 {
-		t.Errorf("running holds %d entries, want 0", n)
+	if n, _ := rdb.HLen(ctx, r.k.Runs()).Result(); n != 0 {
+		t.Errorf("runs holds %d leases, want 0", n)
 	}
 }
 
@@ -327,10 +321,13 @@ func TestFinishBatchManyTasksAtOneInstant(t *testing.T) {
 			t.Errorf("task %s: lock left after the schedulers stopped", key)
 		}
 	}
-	if n, _ := rdb.SCard(ctx, k.Running()).Result(); n != 0 {
-		t.Errorf("running holds %d entries after the schedulers stopped", n)
+	if n, _ := rdb.HLen(ctx, k.Runs()).Result(); n != 0 {
+		t.Errorf("runs holds %d leases after the schedulers stopped", n)
+	}
+	if n, _ := rdb.Exists(ctx, k.Running()).Result(); n != 0 {
+		t.Error("the schedulers wrote an older release's running set")
 	}
 	if leases, _ := rdb.Keys(ctx, k.Prefix()+"run:*").Result(); len(leases) != 0 {
-		t.Errorf("leases left after the schedulers stopped: %v", leases)
+		t.Errorf("an older release's lease keys written: %v", leases)
 	}
 }

@@ -150,7 +150,9 @@ func (mt *maintainer) heartbeat(ctx context.Context) error {
 	return nil
 }
 
-// renew extends the locks and leases of this process's runs in progress.
+// renew extends the locks of this process's runs in progress. (Their
+// leases, fields of the runs hash, have no TTL to extend; their run leases
+// are the run lease renewer's, runlease.go.)
 func (mt *maintainer) renew(ctx context.Context) {
 	runs := mt.tasks.runsInFlight()
 	if len(runs) == 0 {
@@ -158,11 +160,10 @@ func (mt *maintainer) renew(ctx context.Context) {
 	}
 	renewals := make([]rdb.RunRenewal, len(runs))
 	for i, r := range runs {
-		renewals[i] = rdb.RunRenewal{Task: r.task, RunID: r.runID, LockValue: r.lockValue, Lease: r.lease, TTL: r.ttl,
-			KeyMargin: mt.leaseKeyMargin()}
+		renewals[i] = rdb.RunRenewal{Task: r.task, LockValue: r.lockValue, TTL: r.ttl}
 	}
 	if err := mt.db.RenewRuns(ctx, renewals); err != nil && ctx.Err() == nil {
-		mt.log.Warn("renewing run leases failed", "err", err)
+		mt.log.Warn("renewing run locks failed", "err", err)
 	}
 }
 
@@ -252,7 +253,10 @@ func (mt *maintainer) freeUnique(ctx context.Context) error {
 // uniqueSweepPage bounds the identities one master tick frees.
 const uniqueSweepPage = 1000
 
-// reap records runs whose process died as abandoned and frees their locks.
+// reap records runs whose process died as abandoned and frees their locks:
+// the runs of the runs hash, and those an older release sharing the
+// namespace (a rolling upgrade) lists in its running set, whose lease key
+// may also have expired.
 func (mt *maintainer) reap(ctx context.Context) error {
 	runs, err := mt.db.ReadRuns(ctx)
 	if err != nil || len(runs) == 0 {
@@ -285,8 +289,8 @@ func (mt *maintainer) reap(ctx context.Context) error {
 				continue
 			}
 		} else {
-			// The lease expired (or is not ours): recover task and fire
-			// from the run id.
+			// An older release's lease key expired (or the lease is not
+			// ours): recover task and fire from the run id.
 			task, fire, ok := rdb.ParseRunID(id)
 			if !ok {
 				continue
@@ -310,7 +314,7 @@ func (mt *maintainer) reap(ctx context.Context) error {
 		if done {
 			mt.log.Warn("run abandoned: its process died", "task", l.Task, "fire", fromMS(l.Fire), "process", l.Process)
 			if lease == "" {
-				mt.countRepaired(ctx, RepairRunning, id) // a running entry without its lease (sweep.go)
+				mt.countRepaired(ctx, RepairRunning, id) // an older release's running entry without its lease key (sweep.go)
 			}
 			if h := mt.opts.hooks.Abandoned; h != nil {
 				h(ctx, RunInfo{Task: l.Task, Fire: fromMS(l.Fire), Due: fromMS(l.Fire), Attempt: 1, Process: l.Process})

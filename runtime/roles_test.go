@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -140,9 +141,10 @@ func rolesSnapshot(t *testing.T, rdb redis.UniversalClient, task, job string) ma
 		}
 		out[what] = v
 	}
-	members, err := rdb.SMembers(ctx, k.Running()).Result()
+	members, err := rdb.HKeys(ctx, k.Runs()).Result()
 	must(t, err)
-	out["running"] = strings.Join(members, ",")
+	slices.Sort(members)
+	out["runs"] = strings.Join(members, ",")
 	return out
 }
 

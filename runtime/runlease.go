@@ -54,19 +54,17 @@ const runLeaseRenewals = 6
 // not break it, and short enough that a Redis stall the pulse does not
 // see leaves a holder more than TTL/3 of its lease to renew.
 //
-// The lease key of a run (run:<id>) lasts its timeout plus leaseKeyMargin
-// after the claim and after each renewal.
+// A run's lease (its field of the runs hash, which the master's reap reads)
+// has no TTL: it lasts until the run's finish deletes it, however short the
+// run's timeout. (An older release kept it in a key of its own with a TTL
+// of the timeout plus a margin of two heartbeats, renewed at each beat, so
+// that a run shorter than a heartbeat, still going past its ctx's deadline
+// or with its finish on its way, would not lose it and be recorded
+// abandoned, and retried, while its process lived: no margin is needed
+// now.)
 func (e *engine) runLeases() rdb.RunLeases {
-	return rdb.RunLeases{TTL: e.opts.runLease, Gap: e.opts.runLease / 2, KeyMargin: e.leaseKeyMargin()}
+	return rdb.RunLeases{TTL: e.opts.runLease, Gap: e.opts.runLease / 2}
 }
-
-// leaseKeyMargin is how much longer than its timeout a run's lease key
-// lasts: two heartbeats, the renewals' period (RenewRuns at each beat), so
-// that a run with a timeout shorter than a heartbeat, still going (its
-// handler past its ctx's deadline, or its finish on its way), keeps its
-// lease key until the next renewal: else the master's reap records it
-// abandoned, and a task with retries retried, while its process lives.
-func (e *engine) leaseKeyMargin() time.Duration { return 2 * e.opts.heartbeat }
 
 // runLeaseRenewer renews the run leases of this process's runs in progress
 // every TTL/6, and pulses even with none, until ctx ends: Run ends it after

@@ -68,8 +68,8 @@ func TestGracefulShutdownLetsRunsFinishThenCancels(t *testing.T) {
 	if got := hget(t, rdb, stubborn, "last_result"); got != "failed" {
 		t.Errorf("cancelled run recorded as %q, want failed", got)
 	}
-	if n, _ := rdb.SCard(context.Background(), k.Running()).Result(); n != 0 {
-		t.Errorf("%d runs left in the running set after shutdown", n)
+	if n, _ := rdb.HLen(context.Background(), k.Runs()).Result(); n != 0 {
+		t.Errorf("%d runs left in the runs hash after shutdown", n)
 	}
 	if n, _ := rdb.Exists(context.Background(), k.Master()).Result(); n != 0 {
 		t.Error("master lock not released at shutdown")

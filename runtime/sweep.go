@@ -17,22 +17,28 @@ package runtime
 //     due now: at-least-once, never dropped; its attempts are unchanged.
 //   - claim: a claim's lease (jobs:lease) that owns no job (no jobs:owner
 //     field names it). It is removed.
-//   - lease: a run lease (run:<id>) with no running entry, whose process has
-//     no recent heartbeat (or which names no process). The run was lost:
-//     the lease, and the task's lock if the run holds it, are deleted, and
-//     the run is recorded abandoned in the task's history and counters. A
-//     live process's lease is left alone: its finish records the run.
+//   - lease: an older release's run lease (run:<id>) with no running
+//     entry, whose process has no recent heartbeat (or which names no
+//     process). The run was lost: the lease, and the task's lock if the run
+//     holds it, are deleted, and the run is recorded abandoned in the
+//     task's history and counters. A live process's lease is left alone:
+//     its finish records the run. This release keeps a run's lease in its
+//     field of the runs hash, which is its entry too, so only a namespace
+//     an older release used has these.
 //   - lock: a task lock (lock:task:<key>) whose value "process|fire" names
-//     no run in running (and no lease: the lease kind repairs those two
-//     together), held by a process with no recent heartbeat, or whose value
-//     names no run at all. The lock is deleted, and a named run is recorded
-//     abandoned. A live process's lock is left alone: after Redis lost its
-//     data, a process takes again the locks of its runs in progress without
-//     their leases (dataloss.go), and renews them until they finish.
-//   - running: a running entry with no lease. The reap duty already records
-//     such a run abandoned (its lease expired: maintain.go), so it counts
-//     them there; the sweep itself only removes entries that are not run
-//     ids ("task@fire"), which reap skips.
+//     no run in progress (no field in runs, no entry in an older release's
+//     running set and no lease key of that release: the lease kind repairs
+//     those two together), held by a process with no recent heartbeat, or
+//     whose value names no run at all. The lock is deleted, and a named run
+//     is recorded abandoned. A live process's lock is left alone: after
+//     Redis lost its data, a process takes again the locks of its runs in
+//     progress (dataloss.go), and renews them until they finish.
+//   - running: an older release's running entry with no lease key. The
+//     reap duty already records such a run abandoned (its lease key
+//     expired: maintain.go), so it counts them there; the sweep itself only
+//     removes entries that are not run ids ("task@fire"), which reap skips.
+//     A run of this release is one field of runs holding its lease, so it
+//     cannot be one; a field whose process is gone is reap's, as any.
 //   - queue: a queue member with no task hash. It is removed from the queue.
 //   - index: a task hash (task:<key>, found with SCAN) in neither the
 //     queue nor the unqueued set, the indexes that list a task (a run-time
@@ -72,12 +78,16 @@ const (
 	// RepairClaim counts claim leases (jobs:lease) that owned no job and
 	// were removed.
 	RepairClaim = rdb.RepairClaim
-	// RepairLease counts run leases with no running entry whose process was
-	// gone: the run is recorded abandoned.
+	// RepairLease counts an older release's run leases (run:<id>) with no
+	// running entry whose process was gone: the run is recorded abandoned.
+	// This release writes no such lease: it counts only what an older
+	// release sharing the namespace left.
 	RepairLease = rdb.RepairLease
-	// RepairRunning counts running entries with no lease: runs recorded
-	// abandoned by the reap duty after their lease expired, and entries
-	// that were no run id, removed by the sweep.
+	// RepairRunning counts an older release's running entries with no
+	// lease key: runs recorded abandoned by the reap duty after their lease
+	// key expired, and entries that were no run id, removed by the sweep.
+	// A run of this release (a field of runs, holding its lease) is never
+	// one.
 	RepairRunning = rdb.RepairRunning
 	// RepairLock counts task locks held for no run in progress by a process
 	// that was gone, or by no process: deleted, the run recorded abandoned.

@@ -86,8 +86,9 @@ func historyOf(t *testing.T, client redis.UniversalClient, task string) []rdb.Re
 
 // TestSweepRepairsEachOrphanKind writes every kind of orphan into Redis by
 // hand, beside the legitimate states that look like them (a pending, an
-// in-flight and a dead job; a running run with its lock and lease; the lock
-// and the lease of a live process that have no running entry), and checks
+// in-flight and a dead job; a running run with its lock and lease, of an
+// older release and of this one; the lock and the older release's lease
+// of a live process that have no running entry), and checks
 // that one pass repairs exactly the orphans, counts them, tells the hook,
 // and that a second pass finds nothing more.
 func TestSweepRepairsEachOrphanKind(t *testing.T) {
@@ -110,7 +111,7 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	env := func(id string) string { return `{"task":"sms","payload":{"to":"` + id + `"},"enqueued":1}` }
 	// A live process ("alive") and a dead one ("gone", no heartbeat).
 	must(client.ZAdd(ctx, k.Processes(), redisZ(nowMS+60e3, "alive")).Err())
-	for _, task := range []string{"t-pair", "t-lock", "t-junk", "t-run", "t-retaken", "t-live-lease"} {
+	for _, task := range []string{"t-pair", "t-lock", "t-junk", "t-run", "t-retaken", "t-live-lease", "t-field"} {
 		must(client.HSet(ctx, k.Task(task), "name", task, "runs", 0, "failures", 0, "next_run", nowMS+3600e3).Err())
 		must(client.SAdd(ctx, k.Tasks(), task).Err())
 		must(client.ZAdd(ctx, k.Queue(), redisZ(nowMS+3600e3, task)).Err())
@@ -121,12 +122,14 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	must(client.HSet(ctx, k.Owners(), "stale-owner", rdb.OwnerValue("gone#1", 1234)).Err())
 	must(client.HSet(ctx, k.FirstDue(), "gone-job", 77).Err()) // its job no longer exists
 	must(client.ZAdd(ctx, k.Leases(), redisZ(nowMS+60e3, "gone#2")).Err())
+	// (An older release's lease key without its running entry: this
+	// release's runs are fields of runs, each its lease and entry at once.)
 	must(client.Set(ctx, k.Run("t-pair@1000"), leaseValue("gone", "t-pair", 1000, 1000), ttl).Err())
 	must(client.Set(ctx, k.Lock("t-pair"), "gone|1000", ttl).Err())
 	must(client.Set(ctx, k.Lock("t-lock"), "gone|2000", ttl).Err())
 	must(client.Set(ctx, k.Lock("t-junk"), "not a scheduler's", ttl).Err())
 	must(client.ZAdd(ctx, k.Queue(), redisZ(nowMS+3600e3, "ghost")).Err())
-	must(client.SAdd(ctx, k.Running(), "junk").Err())
+	must(client.SAdd(ctx, k.Running(), "junk").Err()) // an older release's running set
 	// A run-time task whose queue entry was lost: no index lists it.
 	must(client.HSet(ctx, k.Task("t-lost-entry"), "type", "sms", "expression", "every:1h", "next_run", nowMS+3600e3).Err())
 	// Legitimate states.
@@ -145,6 +148,9 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	must(client.HSet(ctx, k.DeadData(), "dead", env("dead")).Err())
 	must(client.SAdd(ctx, k.Running(), "t-run@3000").Err())
 	must(client.Set(ctx, k.Run("t-run@3000"), leaseValue("gone", "t-run", 3000, 3000), ttl).Err()) // reap's: it has its entry
+	// This release's run of a gone process, holding its lock: reap's too.
+	must(client.HSet(ctx, k.Runs(), "t-field@6000", leaseValue("gone", "t-field", 6000, 6000)).Err())
+	must(client.Set(ctx, k.Lock("t-field"), "gone|6000", ttl).Err())
 	must(client.Set(ctx, k.Lock("t-run"), "gone|3000", ttl).Err())
 	must(client.Set(ctx, k.Lock("t-retaken"), "alive|4000", ttl).Err()) // taken again after a data loss
 	must(client.Set(ctx, k.Run("t-live-lease@5000"), leaseValue("alive", "t-live-lease", 5000, 5000), ttl).Err())
@@ -235,7 +241,7 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	if client.ZScore(ctx, k.Jobs(), "dead").Err() != redis.Nil || client.ZScore(ctx, k.Dead(), "dead").Err() != nil {
 		t.Error("the dead job was touched")
 	}
-	for _, key := range []string{k.Run("t-run@3000"), k.Lock("t-run"), k.Lock("t-retaken"), k.Run("t-live-lease@5000")} {
+	for _, key := range []string{k.Run("t-run@3000"), k.Lock("t-run"), k.Lock("t-retaken"), k.Run("t-live-lease@5000"), k.Lock("t-field")} {
 		if client.Exists(ctx, key).Val() != 1 {
 			t.Errorf("%s was removed", key)
 		}
@@ -243,7 +249,10 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	if !client.SIsMember(ctx, k.Running(), "t-run@3000").Val() {
 		t.Error("the running entry with its lease was removed")
 	}
-	for _, task := range []string{"t-run", "t-retaken", "t-live-lease"} {
+	if !client.HExists(ctx, k.Runs(), "t-field@6000").Val() {
+		t.Error("the run in runs was removed")
+	}
+	for _, task := range []string{"t-run", "t-retaken", "t-live-lease", "t-field"} {
 		if h := historyOf(t, client, task); len(h) != 0 {
 			t.Errorf("history of %s: %+v; want none", task, h)
 		}
@@ -259,8 +268,8 @@ func TestSweepRepairsEachOrphanKind(t *testing.T) {
 	}
 }
 
-// TestSweepCountsRunningWithoutLeaseOnce: a running entry whose lease is
-// gone is the reap duty's (it records the run abandoned); it counts it as a
+// TestSweepCountsRunningWithoutLeaseOnce: an older release's running entry
+// whose lease key is gone is the reap duty's (it records the run abandoned); it counts it as a
 // repair of kind running, and the sweep neither records it again nor
 // counts it twice.
 func TestSweepCountsRunningWithoutLeaseOnce(t *testing.T) {
@@ -389,8 +398,8 @@ func TestSweepRequeuedJobRunsAndInFlightStateIsKept(t *testing.T) {
 		t.Errorf("lock of the running task: %q, was %q", got, lock)
 	}
 	process, fire, _ := rdb.ParseLockValue(lock)
-	if id := rdb.RunID("sweep-long", fire); !client.SIsMember(ctx, k.Running(), id).Val() || client.Exists(ctx, k.Run(id)).Val() != 1 {
-		t.Errorf("the running task (process %s) lost its running entry or lease", process)
+	if id := rdb.RunID("sweep-long", fire); !client.HExists(ctx, k.Runs(), id).Val() {
+		t.Errorf("the running task (process %s) lost its lease in runs", process)
 	}
 	claim, _ := rdb.ParseOwner(owner)
 	if got := client.HGet(ctx, k.Owners(), slowID).Val(); got != owner || client.ZScore(ctx, k.Leases(), claim).Err() != nil {
@@ -416,13 +425,21 @@ func TestSweepOnCluster(t *testing.T) {
 	k := s.keys
 	client.HSet(ctx, k.Task("t"), "name", "t", "runs", 0, "failures", 0)
 	client.SAdd(ctx, k.Tasks(), "t")
-	client.Set(ctx, k.Run("t@1000"), leaseValue("gone", "t", 1000, 1000), time.Minute)
+	client.Set(ctx, k.Run("t@1000"), leaseValue("gone", "t", 1000, 1000), time.Minute) // an older release's
 	client.Set(ctx, k.Lock("t"), "gone|1000", time.Minute)
 	client.HSet(ctx, k.JobData(), "lost", `{"task":"sms","payload":{},"enqueued":1}`)
+	// A lock held for no run (repaired), and one held by a run in runs
+	// (reap's, left alone).
+	client.Set(ctx, k.Lock("v"), "gone|3000", time.Minute)
+	client.HSet(ctx, k.Runs(), "w@4000", leaseValue("gone", "w", 4000, 4000))
+	client.Set(ctx, k.Lock("w"), "gone|4000", time.Minute)
 	sweepPass(t, s)
 	got := repairedCounts(t, client)
-	if got[RepairLease] != 1 || got[RepairJob] != 1 || got[RepairLock] != 0 {
-		t.Errorf("Repaired = %v; want lease 1, job 1, lock 0 (the lease repair takes the lock)", got)
+	if got[RepairLease] != 1 || got[RepairJob] != 1 || got[RepairLock] != 1 {
+		t.Errorf("Repaired = %v; want lease 1, job 1, lock 1 (v's: the lease repair takes t's lock, w's is its run's)", got)
+	}
+	if client.Exists(ctx, k.Lock("v")).Val() != 0 || client.Exists(ctx, k.Lock("w")).Val() != 1 {
+		t.Error("the lock held for no run is still there, or the lock of the run in runs was taken")
 	}
 	if client.Exists(ctx, k.Run("t@1000"), k.Lock("t")).Val() != 0 || len(historyOf(t, client, "t")) != 1 {
 		t.Error("the orphan lease or its lock is still there, or no history record")

@@ -68,8 +68,9 @@ func (*ctxIgnorer) Handle(context.Context) error {
 }
 
 // TestRunPastAShortTimeoutIsNotAbandoned: a run still going past a timeout
-// shorter than a heartbeat keeps its lease key until its next renewal (the
-// key lasts its timeout plus two heartbeats), so the master's reap does not
+// shorter than a heartbeat keeps its lease (its field of runs, which has
+// no TTL, until its finish; an older release's lease key lasted its
+// timeout plus two heartbeats for this), so the master's reap does not
 // record it abandoned while its process lives.
 func TestRunPastAShortTimeoutIsNotAbandoned(t *testing.T) {
 	t.Parallel()

@@ -412,7 +412,11 @@ func (h *harness) leftovers(ctx context.Context) []string {
 			out = append(out, fmt.Sprintf("%s: %d left", what, n))
 		}
 	}
-	n, err := h.admin.SCard(ctx, k.Running()).Result()
+	n, err := h.admin.HLen(ctx, k.Runs()).Result()
+	report(k.Runs(), n, err)
+	// An older release's running set and lease keys: this release writes
+	// none, so any is a leftover too.
+	n, err = h.admin.SCard(ctx, k.Running()).Result()
 	report(k.Running(), n, err)
 	for _, pattern := range []string{k.Run("*"), k.Lock("*"), k.Master()} {
 		keys, err := h.admin.Keys(ctx, pattern).Result()

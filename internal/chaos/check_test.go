@@ -69,7 +69,7 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			{id: "uncertain", due: at(2)},
 			{id: "cancel-uncertain", due: at(2), enqueued: true, cancelTried: true},
 		},
-		leftovers: []string{"{chaos}:running: 1 left"},
+		leftovers: []string{"{chaos}:runs: 1 left"},
 	}
 	c, bad := check(ev)
 	want := []string{
@@ -82,7 +82,7 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 		"job cancelled was cancelled (Cancel returned nil) and ran",
 		"job early due 22:13:22.000 started early",
 		"job stranger ran but the producer never enqueued it",
-		"after the graceful stop: {chaos}:running: 1 left",
+		"after the graceful stop: {chaos}:runs: 1 left",
 	}
 	for _, w := range want {
 		found := false

@@ -159,8 +159,8 @@ func TestSIGKILLMidRunIsRecordedAndScheduleContinues(t *testing.T) {
 	if !after {
 		t.Error("no run of the task completed on the survivor after the kill")
 	}
-	if n, _ := rdb.SCard(ctx, "{crontab}:running").Result(); n > 1 {
-		t.Errorf("running set holds %d runs, want at most the survivor's", n)
+	if n, _ := rdb.HLen(ctx, "{crontab}:runs").Result(); n > 1 {
+		t.Errorf("runs holds %d runs, want at most the survivor's", n)
 	}
 	t.Logf("recovered %v after the kill", time.Since(killed).Round(time.Millisecond))
 }

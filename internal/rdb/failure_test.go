@@ -105,6 +105,22 @@ func running(t *testing.T, r *RDB) {
 	}
 }
 
+// legacyRunning writes task "a"'s run of instant 1000 by process "p" as an
+// older release's claim wrote it: the lock, a running entry, a lease key
+// (run:<id>, with a TTL) and a run lease; no field of runs.
+func legacyRunning(t *testing.T, r *RDB) {
+	t.Helper()
+	declared(t, r)
+	ctx := context.Background()
+	now := r.c.Time(ctx).Val().UnixMilli()
+	id := RunID("a", 1000)
+	must(t, r.c.HSet(ctx, r.k.Task("a"), "next_run", 2000, "last_run", 1000).Err()) // as its claim moved it
+	must(t, r.c.Set(ctx, r.k.Lock("a"), LockValue("p", 1000), time.Minute).Err())
+	must(t, r.c.SAdd(ctx, r.k.Running(), id).Err())
+	must(t, r.c.Set(ctx, r.k.Run(id), candidate("a").Lease, time.Minute).Err())
+	must(t, r.c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(now + 1500), Member: id}).Err())
+}
+
 // next is task's candidate for the instant after candidate(task)'s.
 func next(task string) FireCandidate {
 	return FireCandidate{Task: task, FireMS: 2000, NextMS: 3000, RunID: RunID(task, 2000),
@@ -116,6 +132,13 @@ func next(task string) FireCandidate {
 func heldByDeadRun(t *testing.T, r *RDB) {
 	t.Helper()
 	running(t, r)
+	deadRunLease(t, r)
+}
+
+// deadRunLease makes the run lease of a@1000 expired while the pulse was
+// steady for a minute.
+func deadRunLease(t *testing.T, r *RDB) {
+	t.Helper()
 	ctx := context.Background()
 	now := r.c.Time(ctx).Val().UnixMilli()
 	must(t, r.c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(now - 100), Member: RunID("a", 1000)}).Err())
@@ -334,21 +357,39 @@ func scriptCases() []scriptCase {
 			_, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
 			return err
 		}},
+		{"ClaimFiresTakeoverLegacy", func(t *testing.T, r *RDB) {
+			legacyRunning(t, r)
+			deadRunLease(t, r)
+		}, func(r *RDB) error {
+			_, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
+			return err
+		}},
 		{"RenewRunLeases", running, func(r *RDB) error {
 			_, err := r.RenewRunLeases(ctx, testLeases, []string{RunID("a", 1000), "gone@5"}, nil)
 			return err
 		}},
 		{"FinishRuns", running, func(r *RDB) error { _, err := r.FinishRuns(ctx, testHistory, []RunFinish{finish}); return err }},
 		{"RenewRuns", running, func(r *RDB) error {
-			return r.RenewRuns(ctx, []RunRenewal{{Task: "a", RunID: RunID("a", 1000), LockValue: LockValue("p", 1000),
-				Lease: candidate("a").Lease, TTL: time.Hour}})
+			return r.RenewRuns(ctx, []RunRenewal{{Task: "a", LockValue: LockValue("p", 1000), TTL: time.Hour}})
 		}},
-		{"Abandon", func(t *testing.T, r *RDB) {
-			running(t, r)
-			r.c.Del(ctx, r.k.Run(RunID("a", 1000))) // the lease expired
+		{"Abandon", running, func(r *RDB) error { // p has no heartbeat
+			_, err := r.Abandon(ctx, Abandonment{RunID: RunID("a", 1000), Task: "a", LeaseSeen: candidate("a").Lease,
+				LockValue: LockValue("p", 1000), Process: "p", ProcessTTL: time.Second,
+				Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`, NotAfterMS: 1 << 50}, testHistory)
+			return err
+		}},
+		{"AbandonLegacy", legacyRunning, func(r *RDB) error {
+			_, err := r.Abandon(ctx, Abandonment{RunID: RunID("a", 1000), Task: "a", LeaseSeen: candidate("a").Lease,
+				LockValue: LockValue("p", 1000), Process: "p", ProcessTTL: time.Second,
+				Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`, NotAfterMS: 1 << 50}, testHistory)
+			return err
+		}},
+		{"AbandonLegacyExpired", func(t *testing.T, r *RDB) {
+			legacyRunning(t, r)
+			r.c.Del(ctx, r.k.Run(RunID("a", 1000))) // its lease key expired
 		}, func(r *RDB) error {
 			_, err := r.Abandon(ctx, Abandonment{RunID: RunID("a", 1000), Task: "a", LockValue: LockValue("p", 1000),
-				Process: "p", ProcessTTL: time.Second, Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`}, testHistory)
+				Process: "p", ProcessTTL: time.Second, Record: `{"task":"a","fire":1000,"outcome":"abandoned"}`, NotAfterMS: 1 << 50}, testHistory)
 			return err
 		}},
 		{"RestoreRun", func(t *testing.T, r *RDB) { declared(t, r) }, func(r *RDB) error {
@@ -407,11 +448,11 @@ func scriptCases() []scriptCase {
 			return err
 		}},
 		{"SweepRunning", func(t *testing.T, r *RDB) {
-			running(t, r)
+			legacyRunning(t, r)
 			r.c.SAdd(ctx, r.k.Running(), "junk") // no run id
 		}, func(r *RDB) error { return allPages(r.SweepRunning) }},
 		{"SweepLeases", func(t *testing.T, r *RDB) {
-			running(t, r) // a@1000: its lease has its running entry
+			legacyRunning(t, r) // a@1000: its lease has its running entry
 			r.c.HSet(ctx, r.k.Task("c"), "name", "c", "runs", 0, "failures", 0)
 			r.c.Set(ctx, r.k.Run(RunID("c", 1000)), Lease{Process: "gone", Task: "c", Fire: 1000, Start: 1000}.Encode(), time.Hour)
 			r.c.Set(ctx, r.k.Lock("c"), LockValue("gone", 1000), time.Hour)
@@ -438,7 +479,9 @@ func scriptCases() []scriptCase {
 			r.c.ZRem(ctx, r.k.Queue(), "a")
 		}, func(r *RDB) error { _, err := r.IndexUnqueued(ctx, []string{"a"}); return err }},
 		{"SweepLocks", func(t *testing.T, r *RDB) {
-			running(t, r) // a@1000 holds a's lock
+			running(t, r)                                                 // a@1000 holds a's lock
+			must(t, r.c.SAdd(ctx, r.k.Running(), RunID("d", 1000)).Err()) // an older release's run holds d's
+			must(t, r.c.Set(ctx, r.k.Lock("d"), LockValue("gone", 1000), time.Hour).Err())
 			for _, task := range []string{"b", "c"} {
 				r.c.HSet(ctx, r.k.Task(task), "name", task, "runs", 0, "failures", 0)
 				r.c.SAdd(ctx, r.k.Tasks(), task)

@@ -86,23 +86,26 @@ type FireClaim struct {
 // claimArgsBefore is how many script arguments come before the first
 // candidate's; claimMaxFiresArg is the index of max fires among them.
 const (
-	claimArgsBefore  = 8
+	claimArgsBefore  = 7
 	claimMaxFiresArg = 5
 	claimSlotsArg    = 6
 	claimArgsPer     = 8
+	// claimKeysBefore is how many keys come before the first
+	// candidate's, claimKeysPer how many each candidate has.
+	claimKeysBefore = 5
+	claimKeysPer    = 3
 )
 
 // NewFireClaim builds the claim of candidates by process; skipped fires
 // are recorded in the history within bound, and the runs it wins get run
 // leases of leases.TTL.
 func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases, candidates []FireCandidate) *FireClaim {
-	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, 4+4*len(candidates)),
+	c := &FireClaim{Candidates: candidates, keys: make([]string, 0, claimKeysBefore+1+claimKeysPer*len(candidates)),
 		args: make([]any, 0, claimArgsBefore+claimArgsPer*len(candidates))}
-	c.keys = append(c.keys, r.k.Queue(), r.k.Running(), r.k.Alive(), r.k.Pulse())
+	c.keys = append(c.keys, r.k.Queue(), r.k.Runs(), r.k.Alive(), r.k.Pulse(), r.k.Running())
 	c.args = append(c.args, process, bound.Records, bound.Age.Milliseconds(), leases.TTL.Milliseconds(), leases.Gap.Milliseconds(),
 		0, // max fires: set by ClaimFires
-		0, // how many fire slot keys: set below
-		leases.KeyMargin.Milliseconds())
+		0) // how many fire slot keys: set below
 	var slots []string      // capped types, in order of first use
 	var caps []any          // their caps
 	var slot map[string]int // type -> 1-based index in slots
@@ -122,7 +125,7 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 				slot[f.Type] = idx
 			}
 		}
-		c.keys = append(c.keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(runID), r.k.History(f.Task))
+		c.keys = append(c.keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.History(f.Task))
 		c.args = append(c.args, f.Task, f.FireMS, f.NextMS, mode, runID, f.Lease, idx, f.Timeout.Milliseconds())
 	}
 	for _, t := range slots {
@@ -137,17 +140,19 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // advanceScript (ClaimFires) claims due fires atomically, oldest first: for each
 // candidate whose next_run still equals the fire the caller read (the
 // compare-and-set that makes every instant fire once), it moves next_run on,
-// then either records a skip or takes the lock and the run lease, and gives
-// the run a run lease in alive (see runlease.go).
+// then either records a skip or takes the lock, writes the run's lease in
+// the runs hash, and gives the run a run lease in alive (see runlease.go).
 //
 // A lock held by a run whose run lease expired while the pulse was steady
 // for a whole lease_ttl is taken over: that run's process is gone (killed,
 // or stopped or cut off from Redis for longer than the lease allows). The
-// run is recorded abandoned, as the master's reap would record it (out of
-// running and alive, the task's last_result, runs and failures, a history
-// record), and the fire runs with the lock. The dead run's run:<id> key,
-// which the claim cannot declare (it learns the run from the lock), is
-// left to expire with its TTL; nothing reads it for a run out of running.
+// run is recorded abandoned, as the master's reap would record it (its
+// field out of runs and its member out of alive, the task's last_result,
+// runs and failures, a history record), once: only when the HDEL removed
+// its field (or, for an older release's run, the SREM its running entry;
+// that run's run:<id> key, which the claim cannot declare as it learns the
+// run from the lock, is left to expire with its TTL: nothing reads it for
+// a run out of running), and the fire runs with the lock.
 // A lock without a run lease (the
 // holder runs an older version, or Redis lost its data) is never taken
 // over here; the master's reap frees it when its process stops
@@ -170,14 +175,12 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // tasks with a cap of their own come with the tasks, and no check at start
 // knows them. Candidates without a slot pay nothing.
 //
-// KEYS: queue, running, alive, pulse, then per candidate: task, lock, run,
-// history; then the fire slot keys; last, unqueued (a disabled task taken
-// out of the queue, and one with no instant left, is added to it; of the
-// wrong type, it is not)
+// KEYS: queue, runs, alive, pulse, running (an older release's, read only
+// by a takeover), then per candidate: task, lock, history; then the fire
+// slot keys; last, unqueued (a disabled task taken out of the queue, and
+// one with no instant left, is added to it; of the wrong type, it is not)
 // ARGV: process, history_limit, history_age_ms, lease_ttl_ms, gap_ms,
-// max_fires, number of fire slot keys, key_margin_ms (the run:<id> key
-// lasts timeout + key_margin_ms: RunLeases.KeyMargin), then per
-// candidate: member, fire,
+// max_fires, number of fire slot keys, then per candidate: member, fire,
 // next, mode ("run" or "skip"), run_id, lease_json, slot (1-based index of
 // its fire slot key, 0: none), timeout_ms (the lock's TTL when the hash has
 // no timeout field; 0: 300000); then per fire slot key its cap
@@ -188,27 +191,28 @@ func (r *RDB) NewFireClaim(process string, bound HistoryBound, leases RunLeases,
 // fires were won before it: it was not looked at); then "foreign|<j>" for
 // each fire slot key j (1-based) of the wrong type.
 //
-// The queue entries moved on, the running entries and run leases added are
-// written at the end, with one variadic ZADD, SADD and ZADD (a call from a
-// script costs about as much as the command). ZCARD and SCARD first fail
-// the script on a queue or running set of the wrong type before anything
-// is written, as the first ZADD or SADD did when they were written per
-// candidate; alive and pulse of the wrong type only turn run leases and
-// takeovers off.
+// The queue entries moved on, the runs' leases and run leases added are
+// written at the end, with one variadic ZADD, HSET and ZADD (a call from a
+// script costs about as much as the command, and a field of one hash much
+// less than a key of its own). ZCARD and HLEN first fail the script on a
+// queue or runs hash of the wrong type before anything is written; alive
+// and pulse of the wrong type only turn run leases and takeovers off, and
+// running of the wrong type only a takeover's SREM of an older release's
+// run.
 var advanceScript = redis.NewScript(luaNow + luaHistory + `
 redis.call('ZCARD', KEYS[1])
-redis.call('SCARD', KEYS[2])
-local ttl, gap, key_margin = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8])
+redis.call('HLEN', KEYS[2])
+local ttl, gap = tonumber(ARGV[4]), tonumber(ARGV[5])
 ` + luaTakeover + `
 local out = {}
-local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; SADD run ids; ZADD deadline/run id pairs
+local queued, running, leases = {}, {}, {} -- ZADD score/member pairs; HSET run id/lease pairs; ZADD deadline/run id pairs
 local nslots = tonumber(ARGV[7])
-local n = (#KEYS - 5 - nslots) / 4
+local n = (#KEYS - 6 - nslots) / 3
 local unqueued = KEYS[#KEYS]
 local won, maxf = 0, tonumber(ARGV[6])
 local slot_key, slot_cap, slot_used, slot_add = {}, {}, {}, {} -- per fire slot key; slot_used nil: the key is foreign
 for j = 1, nslots do
-  slot_key[j], slot_cap[j], slot_add[j] = KEYS[4 + 4*n + j], tonumber(ARGV[8 + 8*n + j]), {}
+  slot_key[j], slot_cap[j], slot_add[j] = KEYS[5 + 3*n + j], tonumber(ARGV[7 + 8*n + j]), {}
   local c = redis.pcall('ZCARD', slot_key[j])
   if type(c) == 'number' then
     if c > 0 and steady() then c = redis.call('ZCOUNT', slot_key[j], now, '+inf') end -- expired: dead runs
@@ -219,9 +223,9 @@ for i = 0, n - 1 do
   if won >= maxf then
     out[#out + 1] = 'untried'
   else
-    local task, lock, run, hist = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i], KEYS[8 + 4*i]
-    local member, fire, nxt, mode, runid, lease = ARGV[9 + 8*i], ARGV[10 + 8*i], ARGV[11 + 8*i], ARGV[12 + 8*i], ARGV[13 + 8*i], ARGV[14 + 8*i]
-    local slot, deftimeout = tonumber(ARGV[15 + 8*i]), tonumber(ARGV[16 + 8*i])
+    local task, lock, hist = KEYS[6 + 3*i], KEYS[7 + 3*i], KEYS[8 + 3*i]
+    local member, fire, nxt, mode, runid, lease = ARGV[8 + 8*i], ARGV[9 + 8*i], ARGV[10 + 8*i], ARGV[11 + 8*i], ARGV[12 + 8*i], ARGV[13 + 8*i]
+    local slot, deftimeout = tonumber(ARGV[14 + 8*i]), tonumber(ARGV[15 + 8*i])
     local full = slot > 0 and slot_used[slot] ~= nil and slot_used[slot] >= slot_cap[slot]
     local h = redis.pcall('HMGET', task, 'next_run', 'status', 'concurrent', 'timeout')
     local res
@@ -283,8 +287,9 @@ for i = 0, n - 1 do
             local dl = hid and alive_ok and tonumber(redis.call('ZSCORE', KEYS[3], hid))
             if dl and dl < now and steady() then
               -- The holder's process is gone: record its run abandoned
-              -- (once: only while it is still in running) and take the lock.
-              if redis.call('SREM', KEYS[2], hid) == 1 then
+              -- (once: only while it is still in runs, or an older
+              -- release's run in running) and take the lock.
+              if redis.call('HDEL', KEYS[2], hid) == 1 or redis.pcall('SREM', KEYS[5], hid) == 1 then
                 redis.call('HSET', task, 'last_result', 'abandoned', 'last_error', 'process ' .. hp .. ' stopped renewing its run lease',
                   'abandoned_run', hid)
                 incr(task, 'runs', 1)
@@ -327,11 +332,11 @@ for i = 0, n - 1 do
             table.insert(slot_add[slot], runid)
           end
           running[#running + 1] = runid
+          running[#running + 1] = lease
           if alive_ok then
             leases[#leases + 1] = now + ttl
             leases[#leases + 1] = runid
           end
-          redis.call('SET', run, lease, 'PX', timeout + key_margin)
           if holder then res = 'fire-takeover|' .. holder
           elseif foreign then res = 'fire-foreign-lock'
           else res = 'fire' end
@@ -348,7 +353,7 @@ for i = 0, n - 1 do
   end
 end
 if #queued > 0 then callk('ZADD', KEYS[1], queued) end
-if #running > 0 then callk('SADD', KEYS[2], running) end
+if #running > 0 then callk('HSET', KEYS[2], running) end
 if #leases > 0 then callk('ZADD', KEYS[3], leases) end
 for j = 1, nslots do
   if slot_used[j] then
@@ -366,7 +371,7 @@ return out
 //
 // Bounds: any number of candidates (the variadic writes are chunked); a
 // claim of n candidates holds Redis for about 10 µs per fire won.
-// Failure: a queue or running set of the wrong type fails the script
+// Failure: a queue or runs hash of the wrong type fails the script
 // before it writes; every per-task key of the wrong type is handled
 // (FireBad, or the write skipped), and alive or pulse of the wrong type
 // only turns run leases off, so it cannot fail after a write.
@@ -411,7 +416,7 @@ func (r *RDB) ClaimFires(ctx context.Context, c *FireClaim, maxFires int) ([]Fir
 		}
 		// The candidate's slot index, as NewFireClaim wrote it.
 		if idx, _ := c.args[claimArgsBefore+claimArgsPer*i+6].(int); foreign[idx] {
-			out[i].ForeignSlots = c.keys[4+4*n+idx-1]
+			out[i].ForeignSlots = c.keys[claimKeysBefore+claimKeysPer*n+idx-1]
 		}
 	}
 	return out, nil
@@ -441,10 +446,10 @@ type RunFinish struct {
 
 // finishRunsScript records a batch of completed runs, each as the former
 // one-run finish script did: it releases the run's lock (only if still
-// ours: the value names this process and the fire), its lease, its run
-// lease (alive) and its running entry, sets the task's last_result, last_error and last_duration,
+// ours: the value names this process and the fire), its lease (its field
+// of runs) and its run lease (alive), sets the task's last_result, last_error and last_duration,
 // counts runs and failures, removes a once task whose next_run is 0, and
-// appends the history record (trimmed by count and age). The running entries,
+// appends the history record (trimmed by count and age). The leases, run
 // leases and locks of the batch are removed with one variadic command each,
 // and the records of one task with one LPUSH. A key of the wrong type for one
 // run (task, lock or history) skips that write for that run only, so it
@@ -456,8 +461,8 @@ type RunFinish struct {
 // Last, it adds the batch to the current minute of stats:min (fires,
 // failed, lag_sum, lag_max; see minute.go).
 //
-// KEYS: running, queue, tasks, then per run: task, lock, run, history;
-// then the fire slot keys; then unqueued (of the wrong type: a finished
+// KEYS: runs, queue, tasks, then per run: task, lock, history; then the
+// fire slot keys; then unqueued (of the wrong type: a finished
 // once task is not taken out of it); then stats:min; last, alive (of the
 // wrong type: no run lease is removed)
 // ARGV: history_limit, history_age_ms, then per run: run_id, lock_value,
@@ -467,7 +472,7 @@ type RunFinish struct {
 // Returns one code per run: 1, or 2 when the history key holds a foreign
 // value (the run's record was not written).
 var finishRunsScript = redis.NewScript(luaNow + luaHistory + luaMinute + `
--- running: its SREM, the first write, fails on another type by itself.
+-- runs: its HDEL, the first write, fails on another type by itself.
 want_type(KEYS[2], 'zset')
 want_type(KEYS[3], 'set')
 local alive = KEYS[#KEYS]
@@ -481,24 +486,22 @@ local function plus_one(v)
 end
 local n = (#ARGV - 4) / 9
 local limit, age = tonumber(ARGV[1]), tonumber(ARGV[2])
-local ids, runs, locks, slotted = {}, {}, {}, {}
+local ids, locks, slotted = {}, {}, {}
 for i = 0, n - 1 do
   ids[i + 1] = ARGV[3 + 9 * i]
-  locks[i + 1] = KEYS[5 + 4 * i]
-  runs[i + 1] = KEYS[6 + 4 * i]
+  locks[i + 1] = KEYS[5 + 3 * i]
   local slot = tonumber(ARGV[11 + 9 * i])
   if slot > 0 then
     slotted[slot] = slotted[slot] or {}
     table.insert(slotted[slot], ids[i + 1])
   end
 end
-callk('SREM', KEYS[1], ids)
+callk('HDEL', KEYS[1], ids)
 -- alive of another type: the pcall's error, nothing removed.
 if type(redis.pcall('ZREM', alive, unpack(ids, 1, math.min(#ids, ` + luaChunk + `)))) == 'number' and #ids > ` + luaChunk + ` then
   callk('ZREM', alive, ids, ` + luaChunk + ` + 1)
 end
-for j, sids in pairs(slotted) do redis.pcall('ZREM', KEYS[3 + 4 * n + j], unpack(sids)) end -- at most a batch: 512
-calln('DEL', runs)
+for j, sids in pairs(slotted) do redis.pcall('ZREM', KEYS[3 + 3 * n + j], unpack(sids)) end -- at most a batch: 512
 local held = calln('MGET', locks) -- false for a key of another type
 local mine = {}
 for i = 0, n - 1 do
@@ -507,7 +510,7 @@ end
 if #mine > 0 then calln('DEL', mine) end
 local recs, order = {}, {}
 for i = 0, n - 1 do
-  local task, hist = KEYS[4 + 4 * i], KEYS[7 + 4 * i]
+  local task, hist = KEYS[4 + 3 * i], KEYS[6 + 3 * i]
   local o = 2 + 9 * i
   local outcome, err, dur, rec, once, member = ARGV[o + 3], ARGV[o + 4], ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
   local h = redis.pcall('HMGET', task, 'runs', 'failures', 'next_run')
@@ -546,7 +549,7 @@ for _, hist in ipairs(order) do
 end
 local out, nfailed = {}, 0
 for i = 0, n - 1 do
-  out[i + 1] = foreign[KEYS[7 + 4 * i]] and 2 or 1
+  out[i + 1] = foreign[KEYS[6 + 3 * i]] and 2 or 1
   if ARGV[5 + 9 * i] ~= 'ok' then nfailed = nfailed + 1 end
 end
 minute_add(KEYS[#KEYS - 1], {fires = n, failed = nfailed, lag_sum = tonumber(ARGV[#ARGV - 1])}, tonumber(ARGV[#ARGV]))
@@ -559,19 +562,19 @@ return out
 //
 // Bounds: any number of runs (chunked); callers send at most a batch
 // queue's 512.
-// Failure: only a running set, queue or tasks set of the wrong type fails
-// it, before it writes (SREM is its first write; the queue and the tasks
+// Failure: only a runs hash, queue or tasks set of the wrong type fails
+// it, before it writes (HDEL is its first write; the queue and the tasks
 // and unqueued sets are written only for a finished once task, after the
 // type checks; an unqueued set of the wrong type is left alone).
 func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFinish) (foreignHistory []bool, err error) {
-	keys := make([]string, 0, 4+4*len(runs))
-	keys = append(keys, r.k.Running(), r.k.Queue(), r.k.Tasks())
+	keys := make([]string, 0, 6+3*len(runs))
+	keys = append(keys, r.k.Runs(), r.k.Queue(), r.k.Tasks())
 	args := make([]any, 0, 2+9*len(runs))
 	args = append(args, bound.Records, bound.Age.Milliseconds())
 	var slots []string
 	var slot map[string]int
 	for _, f := range runs {
-		keys = append(keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.Run(f.RunID), r.k.History(f.Task))
+		keys = append(keys, r.k.Task(f.Task), r.k.Lock(f.Task), r.k.History(f.Task))
 		idx := 0
 		if f.Slots != "" {
 			if slot == nil {
@@ -609,48 +612,44 @@ func (r *RDB) FinishRuns(ctx context.Context, bound HistoryBound, runs []RunFini
 	return foreignHistory, nil
 }
 
-// RunRenewal is a run in progress whose lock is to be extended to TTL and
-// its lease key to TTL + KeyMargin (RunLeases.KeyMargin), if they are
-// still its own.
+// RunRenewal is a run in progress whose lock is to be extended to TTL, if
+// it is still its own. (Its lease, a field of the runs hash, has no TTL:
+// it stays until the run's finish, so it needs no renewal, and a run
+// shorter than the time between two renewals cannot lose it while it
+// runs, as an older release's lease key with its TTL could.)
 type RunRenewal struct {
 	Task      string
-	RunID     string
 	LockValue string
-	Lease     string
 	TTL       time.Duration
-	KeyMargin time.Duration
 }
 
-// renewScript extends the lock and lease of a run still in progress, if
-// they are still this run's.
+// renewScript extends the lock of a run still in progress, if it is still
+// this run's.
 //
-// KEYS: lock, run
-// ARGV: lock_value, lease_json, ttl_ms (the lock's), lease_ttl_ms
+// KEYS: lock
+// ARGV: lock_value, ttl_ms
 var renewScript = redis.NewScript(`
-local ttl, lease_ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
-local lock = redis.pcall('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) < ttl
-local lease = redis.pcall('GET', KEYS[2]) == ARGV[2] and redis.call('PTTL', KEYS[2]) < lease_ttl
-if lock then redis.call('PEXPIRE', KEYS[1], ttl) end
-if lease then redis.call('PEXPIRE', KEYS[2], lease_ttl) end
+local ttl = tonumber(ARGV[2])
+if redis.pcall('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 `)
 
-// RenewRuns extends the locks and leases of runs in progress, one script
-// call each, in one pipeline.
+// RenewRuns extends the locks of runs in progress, one script call each,
+// in one pipeline.
 // Failure: each call is independent and only extends expiries.
 func (r *RDB) RenewRuns(ctx context.Context, runs []RunRenewal) error {
 	_, err := pipelined(ctx, r.c, []*redis.Script{renewScript}, func(pipe redis.Pipeliner) struct{} {
 		for _, run := range runs {
-			renewScript.EvalSha(ctx, pipe, []string{r.k.Lock(run.Task), r.k.Run(run.RunID)},
-				run.LockValue, run.Lease, run.TTL.Milliseconds(), (run.TTL + run.KeyMargin).Milliseconds())
+			renewScript.EvalSha(ctx, pipe, []string{r.k.Lock(run.Task)}, run.LockValue, run.TTL.Milliseconds())
 		}
 		return struct{}{}
 	})
 	return err
 }
 
-// Abandonment is a run in running whose process is thought dead: its run
-// id and task, the lease read (or "" when it had expired), the lock value
+// Abandonment is a run in progress (ReadRuns) whose process is thought
+// dead: its run id and task, the lease read (or "" when an older release's
+// lease key had expired), the lock value
 // the run would hold, the process, and the history record to append.
 type Abandonment struct {
 	RunID      string
@@ -664,46 +663,66 @@ type Abandonment struct {
 }
 
 // abandonScript records a run whose process died: the run is still in
-// running but its lease expired, or its process stopped heart-beating.
+// progress (its field in runs, or an older release's entry in running)
+// and its process stopped heart-beating, or (an older release's run only)
+// its lease key expired.
 //
-// KEYS: running, run, lock, task, history, processes, alive
+// A run of this release is its field of runs, which it deletes. An older
+// release's run (no field; a member of running) is its running entry and
+// lease key (run:<id>), which it deletes both, as that release's script
+// did: during a rolling upgrade this release's master reaps the runs of
+// older processes.
+//
+// KEYS: runs, running, run (an older release's lease key), lock, task,
+// history, processes, alive
 // ARGV: run_id, lease_json_seen (or ""), lock_value, process, process_ttl_ms,
 // record_json, history_limit, history_age_ms, not_after_ms (it does nothing
 // when run later than that: a stall would make every beat look old)
 // It also removes the run's run lease (alive of the wrong type: left alone).
 var abandonScript = redis.NewScript(luaNow + luaHistory + `
 if ARGV[9] and now > tonumber(ARGV[9]) then return 0 end
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
-want_type(KEYS[4], 'hash') -- read everything the writes below need first
-local alive_ok = redis.call('TYPE', KEYS[7]).ok == 'zset'
-local ours = redis.pcall('GET', KEYS[3]) == ARGV[3] -- a lock of another type is not ours
-local cur = redis.call('GET', KEYS[2])
+local cur = redis.call('HGET', KEYS[1], ARGV[1]) -- runs of another type: fails here, unwritten
+local legacy = not cur
+if legacy then
+  if redis.pcall('SISMEMBER', KEYS[2], ARGV[1]) ~= 1 then return 0 end -- a foreign running set lists nothing
+  cur = redis.call('GET', KEYS[3])
+end
+want_type(KEYS[5], 'hash') -- read everything the writes below need first
+local alive_ok = redis.call('TYPE', KEYS[8]).ok == 'zset'
+local ours = redis.pcall('GET', KEYS[4]) == ARGV[3] -- a lock of another type is not ours
 if cur then
   if cur ~= ARGV[2] then return 0 end
-  local beat = tonumber(redis.call('ZSCORE', KEYS[6], ARGV[4]))
+  local beat = tonumber(redis.call('ZSCORE', KEYS[7], ARGV[4]))
   if beat and beat >= now - tonumber(ARGV[5]) then return 0 end
 end
-redis.call('SREM', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[2])
-if alive_ok then redis.call('ZREM', KEYS[7], ARGV[1]) end
-if ours then redis.call('DEL', KEYS[3]) end
-if redis.call('EXISTS', KEYS[4]) == 1 then
-  redis.call('HSET', KEYS[4], 'last_result', 'abandoned', 'last_error', 'process died during the run', 'abandoned_run', ARGV[1])
-  incr(KEYS[4], 'runs', 1)
-  incr(KEYS[4], 'failures', 1)
+if legacy then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  redis.call('DEL', KEYS[3])
+else
+  redis.call('HDEL', KEYS[1], ARGV[1])
 end
-push_history(KEYS[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+if alive_ok then redis.call('ZREM', KEYS[8], ARGV[1]) end
+if ours then redis.call('DEL', KEYS[4]) end
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('HSET', KEYS[5], 'last_result', 'abandoned', 'last_error', 'process died during the run', 'abandoned_run', ARGV[1])
+  incr(KEYS[5], 'runs', 1)
+  incr(KEYS[5], 'failures', 1)
+end
+push_history(KEYS[6], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
 return 1
 `)
 
 // Abandon records the run a abandoned if, checked again in the script, it
-// is still in running with the lease seen and its process has not beaten
-// within its TTL. It reports whether it did.
-// Failure: the reads come first; its writes (SREM, DEL, HSET of the task,
-// history) meet only keys the reads checked or pcall-guarded helpers.
+// is still in progress (in runs, or in an older release's running set)
+// with the lease seen and its process has not beaten within its TTL. It
+// reports whether it did.
+// Failure: the reads come first; its writes (HDEL, or SREM and DEL, HSET
+// of the task, history) meet only keys the reads checked or pcall-guarded
+// helpers.
 func (r *RDB) Abandon(ctx context.Context, a Abandonment, bound HistoryBound) (bool, error) {
 	n, err := abandonScript.Run(ctx, r.c,
-		[]string{r.k.Running(), r.k.Run(a.RunID), r.k.Lock(a.Task), r.k.Task(a.Task), r.k.History(a.Task), r.k.Processes(), r.k.Alive()},
+		[]string{r.k.Runs(), r.k.Running(), r.k.Run(a.RunID), r.k.Lock(a.Task), r.k.Task(a.Task), r.k.History(a.Task),
+			r.k.Processes(), r.k.Alive()},
 		a.RunID, a.LeaseSeen, a.LockValue, a.Process, a.ProcessTTL.Milliseconds(),
 		a.Record, bound.Records, bound.Age.Milliseconds(), a.NotAfterMS).Int()
 	return n == 1, err
@@ -711,74 +730,70 @@ func (r *RDB) Abandon(ctx context.Context, a Abandonment, bound HistoryBound) (b
 
 // restoreRunScript writes again the state of a run in progress that Redis
 // lost (it restarted empty, or was flushed): its lock, unless the lock is
-// held again or the task is concurrent, its running entry, its run lease
-// in alive and its lease key, so that its process's renewals find them,
-// the master's reap sees the run, and a claim takes its lock over if the
-// process dies from here on. A fire slot (max_running) is not written
-// again: until the run ends its type counts one run less.
+// held again or the task is concurrent, its lease (its field of runs,
+// unless one is there) and its run lease in alive, so that its process's
+// renewals find them, the master's reap sees the run, and a claim takes
+// its lock over if the process dies from here on. A fire slot
+// (max_running) is not written again: until the run ends its type counts
+// one run less.
 //
-// KEYS: lock, task, running, alive, run
-// ARGV: lock_value, ttl_ms, run_id, lease, lease_ttl_ms, key_margin_ms
+// KEYS: lock, task, runs, alive
+// ARGV: lock_value, ttl_ms, run_id, lease, lease_ttl_ms
 // Returns 1 when it took the lock. Failure: it checks the types of the
-// lock, running, alive and the lease key and reads the task before its
-// first write.
+// lock, runs and alive and reads the task before its first write.
 var restoreRunScript = redis.NewScript(luaNow + `
 want_type(KEYS[1], 'string')
-want_type(KEYS[3], 'set')
+want_type(KEYS[3], 'hash')
 want_type(KEYS[4], 'zset')
-want_type(KEYS[5], 'string')
 local took = 0
 local concurrent = redis.call('HGET', KEYS[2], 'concurrent') == '1'
 if not concurrent and redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   took = 1
 end
-redis.call('SADD', KEYS[3], ARGV[3])
+redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[4])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[5]), ARGV[3])
-redis.call('SET', KEYS[5], ARGV[4], 'PX', tonumber(ARGV[2]) + tonumber(ARGV[6]), 'NX')
 return took
 `)
 
 // RunRestore is a run in progress whose state RestoreRun writes again.
 type RunRestore struct {
 	Task, RunID, LockValue string
-	Lease                  string        // its lease key's value (Lease.Encode)
+	Lease                  string        // its lease, its field's value in runs (Lease.Encode)
 	TTL                    time.Duration // the run's timeout: its lock's TTL
 }
 
 // RestoreRun writes again the lock (unless it is held again or the task is
-// concurrent), running entry, run lease and lease key of a run in progress
-// that Redis lost, with the run lease and key margin of leases. It reports
+// concurrent), lease (the field of runs) and run lease of a run in
+// progress that Redis lost, with the run lease of leases. It reports
 // whether it took the lock.
 func (r *RDB) RestoreRun(ctx context.Context, run RunRestore, leases RunLeases) (bool, error) {
 	n, err := restoreRunScript.Run(ctx, r.c,
-		[]string{r.k.Lock(run.Task), r.k.Task(run.Task), r.k.Running(), r.k.Alive(), r.k.Run(run.RunID)},
-		run.LockValue, run.TTL.Milliseconds(), run.RunID, run.Lease, leases.TTL.Milliseconds(), leases.KeyMargin.Milliseconds()).Int()
+		[]string{r.k.Lock(run.Task), r.k.Task(run.Task), r.k.Runs(), r.k.Alive()},
+		run.LockValue, run.TTL.Milliseconds(), run.RunID, run.Lease, leases.TTL.Milliseconds()).Int()
 	return n == 1, err
 }
 
 // dropRestoredScript takes back what restoreRunScript wrote for a run that
-// finished meanwhile: its lock and lease key if they still hold its
-// values, its running entry and its run lease.
+// finished meanwhile: its lock and its field of runs if they still hold
+// its values, and its run lease.
 //
-// KEYS: lock, running, alive, run
+// KEYS: lock, runs, alive
 // ARGV: lock_value, run_id, lease
 var dropRestoredScript = redis.NewScript(luaLib + `
-want_type(KEYS[2], 'set')
+want_type(KEYS[2], 'hash')
 want_type(KEYS[3], 'zset')
 local lock = redis.pcall('GET', KEYS[1])
-local lease = redis.pcall('GET', KEYS[4])
 if lock == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('SREM', KEYS[2], ARGV[2])
+if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then redis.call('HDEL', KEYS[2], ARGV[2]) end
 redis.call('ZREM', KEYS[3], ARGV[2])
-if lease == ARGV[3] then redis.call('DEL', KEYS[4]) end
 return 1
 `)
 
 // DropRestored takes back what RestoreRun wrote for a run whose finish
 // may have been written before it.
 func (r *RDB) DropRestored(ctx context.Context, run RunRestore) error {
-	return dropRestoredScript.Run(ctx, r.c, []string{r.k.Lock(run.Task), r.k.Running(), r.k.Alive(), r.k.Run(run.RunID)},
+	return dropRestoredScript.Run(ctx, r.c, []string{r.k.Lock(run.Task), r.k.Runs(), r.k.Alive()},
 		run.LockValue, run.RunID, run.Lease).Err()
 }
 

@@ -12,8 +12,10 @@ import (
 // lock, a lease and a job claim are named. Each is built and parsed here
 // only; the Lua scripts that read them are in this package too.
 
-// RunID names one run of a task: "<task>@<instant ms>". It is the member of
-// the running set and the suffix of the run's lease key.
+// RunID names one run of a task: "<task>@<instant ms>". It is the run's
+// field of the runs hash and its member of alive (and, for an older
+// release's run, its member of the running set and the suffix of its lease
+// key).
 func RunID(task string, fireMS int64) string {
 	return task + "@" + strconv.FormatInt(fireMS, 10)
 }
@@ -49,8 +51,9 @@ func LockValue(process string, fireMS int64) string {
 // ParseLockValue splits a lock value into its process and instant.
 func ParseLockValue(v string) (process string, fireMS int64, ok bool) { return cutInstant(v, '|') }
 
-// Lease is the value of run:<id>: who runs which instant of a task, since
-// when (unix ms). Its key expires unless the process renews it.
+// Lease is the value of a run's field of the runs hash (and of an older
+// release's run:<id> key, which expired unless its process renewed it): who
+// runs which instant of a task, since when (unix ms).
 type Lease struct {
 	Process string `json:"process"`
 	Task    string `json:"task"`

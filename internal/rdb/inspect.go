@@ -32,27 +32,30 @@ type TaskRead struct {
 }
 
 // ReadTasks reads the tasks named, in order, in one pipeline, and counts
-// the runs in progress of each task (the running set).
+// the runs in progress of each task (the fields of runs, and the members
+// of an older release's running set; one of another type counts none: an
+// error reply of one command, as a missing member's, fails nothing).
 func (r *RDB) ReadTasks(ctx context.Context, names []string) ([]TaskRead, map[string]int, error) {
 	type probe struct {
 		hash  *redis.MapStringStringCmd
 		score *redis.FloatCmd
 		lock  *redis.StringCmd
 	}
-	var running *redis.StringSliceCmd
+	var running, legacy *redis.StringSliceCmd
 	probes, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []probe {
 		ps := make([]probe, len(names))
 		for i, n := range names {
 			ps[i] = probe{pipe.HGetAll(ctx, r.k.Task(n)), pipe.ZScore(ctx, r.k.Queue(), n), pipe.Get(ctx, r.k.Lock(n))}
 		}
-		running = pipe.SMembers(ctx, r.k.Running())
+		running = pipe.HKeys(ctx, r.k.Runs())
+		legacy = pipe.SMembers(ctx, r.k.Running())
 		return ps
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
 		return nil, nil, err
 	}
 	runs := map[string]int{}
-	for _, id := range running.Val() {
+	for _, id := range append(running.Val(), legacy.Val()...) {
 		if task, _, ok := ParseRunID(id); ok {
 			runs[task]++
 		}
@@ -316,7 +319,8 @@ type Counts struct {
 // ReadCounts counts, in one pipeline, the tasks (the queue's size plus the
 // unqueued set's: every task is in one of them, see Keys.Unqueued; a task
 // whose queue entry was lost counts again once the sweep finds it), what
-// is queued, due at nowMS and running, the processes that beat since aliveSinceMS, and the sweep's
+// is queued, due at nowMS and running (the fields of runs, and the members
+// of an older release's running set), the processes that beat since aliveSinceMS, and the sweep's
 // repair counters.
 func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts, error) {
 	nowS, alive := strconv.FormatInt(nowMS, 10), strconv.FormatInt(aliveSinceMS, 10)
@@ -327,19 +331,20 @@ func (r *RDB) ReadCounts(ctx context.Context, nowMS, aliveSinceMS int64) (Counts
 			pipe.SCard(ctx, r.k.Unqueued()),
 			pipe.ZCard(ctx, r.k.Queue()),
 			pipe.ZCount(ctx, r.k.Queue(), "-inf", nowS),
-			pipe.SCard(ctx, r.k.Running()),
+			pipe.HLen(ctx, r.k.Runs()),
 			pipe.ZCard(ctx, r.k.Jobs()),
 			pipe.ZCount(ctx, r.k.Jobs(), "-inf", nowS),
 			pipe.HLen(ctx, r.k.Owners()),
 			pipe.ZCard(ctx, r.k.Dead()),
 			pipe.ZCount(ctx, r.k.Processes(), alive, "+inf"),
+			pipe.SCard(ctx, r.k.Running()), // an older release's runs in progress
 		}
 	})
 	if err != nil {
 		return Counts{}, err
 	}
 	v := func(i int) int64 { return cmds[i].Val() }
-	return Counts{Tasks: v(0) + v(1), Queued: v(1), Due: v(2), Running: v(3),
+	return Counts{Tasks: v(0) + v(1), Queued: v(1), Due: v(2), Running: v(3) + v(9),
 		JobsPending: v(4), JobsDue: v(5), JobsRunning: v(6), JobsDead: v(7), Processes: v(8),
 		Repaired: ParseRepairCounts(repaired.Val())}, nil
 }

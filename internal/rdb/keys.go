@@ -15,8 +15,9 @@ import (
 //	P task:<key>       HASH  the task (class, name, expression, next_run, ..., abandoned_run: the last run recorded abandoned, so reap, a takeover and the sweep record it once)
 //	P lock:task:<key>  STR   held by a running non-concurrent task; PX = timeout
 //	P lock:master      STR   held by the process that does maintenance
-//	P running          SET   run ids of runs in progress
-//	P run:<id>         STR   lease of one run; PX = timeout + process TTL
+//	P runs             HASH  run id -> lease JSON (Lease.Encode) of each run in progress: the claim writes its field, the finish (or reap, a takeover, the data-loss restore's undo) deletes it
+//	P running          SET   an older release's run ids of runs in progress (read, and removed by its reap and sweep, for a rolling upgrade; never written for a run of this release)
+//	P run:<id>         STR   an older release's lease of one run, PX = timeout + margin (the same)
 //	P alive            ZSET  run id -> deadline (unix ms) of the run's run lease, renewed by its process every TTL/6
 //	P fireslots:<type> ZSET  run id -> deadline (unix ms) of its run lease, for the runs in progress of a task type with max_running (only capped types have one; see ClaimFires)
 //	P pulse            HASH  last, since: when a process last renewed its run leases, and since when such pulses came steadily (unix ms)
@@ -69,10 +70,25 @@ func (k Keys) Lock(key string) string { return k.prefix + "lock:task:" + key }
 // Master is the key P "lock:master".
 func (k Keys) Master() string { return k.prefix + "lock:master" }
 
-// Running is the key P "running".
+// Runs is the key P "runs", a HASH: run id -> lease (Lease.Encode) of
+// every run in progress this release claimed (or wrote again after a data
+// loss, RestoreRun). A field has no TTL: it stays until the run's finish,
+// the master's reap (its process stopped heart-beating) or a claim that
+// takes the run's lock over deletes it.
+func (k Keys) Runs() string { return k.prefix + "runs" }
+
+// Running is the key P "running", a SET: the run ids of the runs in
+// progress of an older release, which listed them there with one lease key
+// each (Run). This release never writes it for its own runs, so that an
+// older master's reap, which reads it, never finds one of them there
+// without its lease key (and records it abandoned); it reads it (ReadRuns,
+// Abandon, the sweep) and removes entries, for a namespace an older
+// release shares during a rolling upgrade.
 func (k Keys) Running() string { return k.prefix + "running" }
 
-// Run is the key P "run:" + id.
+// Run is the key P "run:" + id: an older release's lease of one run in
+// progress, listed in Running (see there); this release reads and deletes
+// them only.
 func (k Keys) Run(id string) string { return k.prefix + "run:" + id }
 
 // Alive is the key P "alive".

@@ -398,33 +398,57 @@ func TestNoHistoryKept(t *testing.T) {
 	}
 }
 
-// TestLeaseKeyMargin: a run's lease key lasts its timeout plus the
-// margin, after the claim and after a renewal; its lock, its timeout.
-func TestLeaseKeyMargin(t *testing.T) {
+// TestRunLeaseInRunsHash: a run's lease is its field of the runs hash
+// from the claim to the finish (no key of its own, no TTL: a renewal
+// extends the lock only), and gone after; nothing is written to the older
+// release's running set or run:<id> keys.
+func TestRunLeaseInRunsHash(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
 	r := New(c, "ns")
 	must(t, c.HSet(ctx, r.k.Task("a"), "next_run", 1000, "status", "active", "timeout", 1000).Err())
 	a := candidate("a")
-	leases := testLeases
-	leases.KeyMargin = 5 * time.Second
-	if out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, leases, []FireCandidate{a}), 1); err != nil || !out[0].Outcome.Won() {
+	legacy := func(when string) {
+		t.Helper()
+		if n := c.Exists(ctx, r.k.Running(), r.k.Run(a.RunID)).Val(); n != 0 {
+			t.Errorf("%s: %d of running, run:<id> written", when, n)
+		}
+	}
+	if out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{a}), 1); err != nil || !out[0].Outcome.Won() {
 		t.Fatalf("claim: %v, %v", out, err)
 	}
-	if ttl := c.PTTL(ctx, r.k.Run(a.RunID)).Val(); ttl <= 5*time.Second || ttl > 6*time.Second {
-		t.Errorf("lease key TTL after the claim %v, want the timeout 1s + the margin 5s", ttl)
+	if got := c.HGetAll(ctx, r.k.Runs()).Val(); !maps.Equal(got, map[string]string{a.RunID: a.Lease}) {
+		t.Errorf("runs after the claim: %v, want its lease", got)
+	}
+	if ttl := c.PTTL(ctx, r.k.Runs()).Val(); ttl != -1 {
+		t.Errorf("runs TTL %v, want none", ttl)
 	}
 	if ttl := c.PTTL(ctx, r.k.Lock("a")).Val(); ttl > time.Second {
 		t.Errorf("lock TTL after the claim %v, want the timeout 1s", ttl)
 	}
-	must(t, r.RenewRuns(ctx, []RunRenewal{{Task: "a", RunID: a.RunID, LockValue: LockValue("p", 1000), Lease: a.Lease,
-		TTL: 2 * time.Second, KeyMargin: 5 * time.Second}}))
-	if ttl := c.PTTL(ctx, r.k.Run(a.RunID)).Val(); ttl <= 6*time.Second || ttl > 7*time.Second {
-		t.Errorf("lease key TTL after a renewal %v, want 2s + 5s", ttl)
-	}
+	legacy("after the claim")
+	must(t, r.RenewRuns(ctx, []RunRenewal{{Task: "a", LockValue: LockValue("p", 1000), TTL: 2 * time.Second}}))
 	if ttl := c.PTTL(ctx, r.k.Lock("a")).Val(); ttl <= time.Second || ttl > 2*time.Second {
 		t.Errorf("lock TTL after a renewal %v, want 2s", ttl)
 	}
+	if got := c.HGet(ctx, r.k.Runs(), a.RunID).Val(); got != a.Lease {
+		t.Errorf("lease after a renewal %q, want %q", got, a.Lease)
+	}
+	runs, err := r.ReadRuns(ctx)
+	if err != nil || len(runs) != 1 || runs[0] != (RunRead{ID: a.RunID, Lease: a.Lease}) {
+		t.Errorf("ReadRuns: %+v, %v", runs, err)
+	}
+	legacy("after a renewal")
+	if _, err := r.FinishRuns(ctx, testHistory, []RunFinish{{RunID: a.RunID, Task: "a", LockValue: LockValue("p", 1000), Outcome: "ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(ctx, r.k.Runs(), r.k.Lock("a")).Val(); n != 0 {
+		t.Errorf("after the finish %d of runs, the lock left", n)
+	}
+	if runs, err := r.ReadRuns(ctx); err != nil || len(runs) != 0 {
+		t.Errorf("ReadRuns after the finish: %+v, %v", runs, err)
+	}
+	legacy("after the finish")
 }
 
 // TestCompactHashReaders: every script and reader takes a hash without

@@ -448,20 +448,45 @@ func (r *RDB) KeyTypes(ctx context.Context, keys []string) ([]string, error) {
 // SubscribeWake subscribes to the wake channel.
 func (r *RDB) SubscribeWake(ctx context.Context) *redis.PubSub { return r.c.Subscribe(ctx, r.k.Wake()) }
 
-// RunRead is a member of the running set with its lease: Lease is "" when
-// the lease key is gone (expired), Foreign when it holds another type.
+// RunRead is a run in progress with its lease: a field of runs, or
+// (Legacy) an older release's member of running with its lease key, where
+// Lease is "" when the lease key is gone (expired) and Foreign set when it
+// holds another type.
 type RunRead struct {
 	ID      string
 	Lease   string
 	Foreign bool
+	Legacy  bool
 }
 
-// ReadRuns returns the runs in progress (the running set) with their
-// leases, in one pipeline.
+// ReadRuns returns the runs in progress with their leases: the runs hash
+// whole (it lists the runs in progress only), and the runs of an older
+// release sharing the namespace in a rolling upgrade (the running set),
+// whose leases it reads with one GET each, in one more pipeline, only when
+// that set has members. A running set of another type lists nothing here
+// (the singleton check moves it aside); a runs hash of another type fails
+// the read.
 func (r *RDB) ReadRuns(ctx context.Context) ([]RunRead, error) {
-	ids, err := r.c.SMembers(ctx, r.k.Running()).Result()
-	if err != nil || len(ids) == 0 {
+	var fields *redis.MapStringStringCmd
+	var legacy *redis.StringSliceCmd
+	_, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) struct{} {
+		fields = pipe.HGetAll(ctx, r.k.Runs())
+		legacy = pipe.SMembers(ctx, r.k.Running())
+		return struct{}{}
+	})
+	if err != nil && !IsReplyError(err) {
 		return nil, err
+	}
+	if err := fields.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]RunRead, 0, len(fields.Val()))
+	for id, lease := range fields.Val() {
+		out = append(out, RunRead{ID: id, Lease: lease})
+	}
+	ids := legacy.Val() // nil on an error: a foreign value
+	if len(ids) == 0 {
+		return out, nil
 	}
 	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.StringCmd {
 		cmds := make([]*redis.StringCmd, len(ids))
@@ -473,10 +498,9 @@ func (r *RDB) ReadRuns(ctx context.Context) ([]RunRead, error) {
 	if err != nil && !errors.Is(err, redis.Nil) && !IsReplyError(err) {
 		return nil, err
 	}
-	out := make([]RunRead, len(ids))
 	for i, id := range ids {
 		v, err := cmds[i].Result()
-		out[i] = RunRead{ID: id, Lease: v, Foreign: IsReplyError(err)}
+		out = append(out, RunRead{ID: id, Lease: v, Foreign: IsReplyError(err), Legacy: true})
 	}
 	return out, nil
 }

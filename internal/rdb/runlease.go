@@ -36,16 +36,15 @@ import (
 // its last renewal, and Redis counts as having served steadily while
 // pulses come at most Gap apart. Processes renew every TTL/6.
 //
-// KeyMargin is how much longer than its task's timeout a run's lease key
-// (run:<id>, the one the master's reap reads) lasts after the claim and
-// after each renewal (RenewRuns, at the heartbeat): a run whose timeout is
-// shorter than the time between two renewals would otherwise lose its
-// lease key while it still runs, and be recorded abandoned (and retried)
-// with its process alive. 0 is none.
+// (A run's lease, the one the master's reap reads, is its field of the
+// runs hash, which has no TTL: an older release kept it in a key of its
+// own, run:<id>, that lasted the task's timeout plus a margin after the
+// claim and each renewal, so that a run shorter than the time between two
+// renewals would not lose it while it ran. A field lasts until the run's
+// finish, so there is no margin to choose.)
 type RunLeases struct {
-	TTL       time.Duration
-	Gap       time.Duration
-	KeyMargin time.Duration
+	TTL time.Duration
+	Gap time.Duration
 }
 
 // renewRunLeasesScript is one process's pulse and the renewal of the run

@@ -56,7 +56,7 @@ func TestClaimTakesOverOnlyADeadHoldersLock(t *testing.T) {
 			hist := c.LRange(ctx, r.k.History("a"), 0, -1).Val()
 			lock := c.Get(ctx, r.k.Lock("a")).Val()
 			if !tc.takeover {
-				if out[0].Outcome != FireLocked || lock != LockValue("p", 1000) || !c.SIsMember(ctx, r.k.Running(), held).Val() {
+				if out[0].Outcome != FireLocked || lock != LockValue("p", 1000) || !c.HExists(ctx, r.k.Runs(), held).Val() {
 					t.Fatalf("outcome %s, lock %q: want the fire skipped and the lock left to its holder", out[0].Outcome, lock)
 				}
 				return
@@ -67,8 +67,8 @@ func TestClaimTakesOverOnlyADeadHoldersLock(t *testing.T) {
 			if lock != LockValue("q", 2000) {
 				t.Errorf("lock %q, want q's", lock)
 			}
-			if ids := c.SMembers(ctx, r.k.Running()).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
-				t.Errorf("running %v, want only the new run", ids)
+			if ids := c.HKeys(ctx, r.k.Runs()).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
+				t.Errorf("runs %v, want only the new run", ids)
 			}
 			if ids := c.ZRange(ctx, r.k.Alive(), 0, -1).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
 				t.Errorf("alive %v, want only the new run's lease", ids)
@@ -92,7 +92,7 @@ func TestTakeoverAfterReapRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	r := New(c, "ns")
 	heldByDeadRun(t, r)
-	must(t, c.SRem(ctx, r.k.Running(), RunID("a", 1000)).Err()) // recorded elsewhere, lock left behind
+	must(t, c.HDel(ctx, r.k.Runs(), RunID("a", 1000)).Err()) // recorded elsewhere, lock left behind
 	out, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +102,35 @@ func TestTakeoverAfterReapRecordsNothing(t *testing.T) {
 	}
 	if n := c.LLen(ctx, r.k.History("a")).Val(); n != 0 {
 		t.Errorf("%d history records, want none", n)
+	}
+}
+
+// A claim takes over the lock of an older release's run (its running
+// entry and lease key, no field of runs) whose run lease expired, and
+// records it abandoned once: the SREM of its running entry decides, as it
+// did in that release.
+func TestTakeoverOfAnOlderReleasesRun(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	legacyRunning(t, r)
+	deadRunLease(t, r)
+	out, err := r.ClaimFires(ctx, r.NewFireClaim("q", testHistory, testLeases, []FireCandidate{next("a")}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Outcome != FireTakeover || out[0].Holder != (Holder{Process: "p", FireMS: 1000}) {
+		t.Fatalf("result %+v, want a takeover of p's run of 1000", out[0])
+	}
+	if n := c.SCard(ctx, r.k.Running()).Val(); n != 0 {
+		t.Errorf("running has %d members, want the old run out", n)
+	}
+	if ids := c.HKeys(ctx, r.k.Runs()).Val(); !slices.Equal(ids, []string{RunID("a", 2000)}) {
+		t.Errorf("runs %v, want only the new run", ids)
+	}
+	if n := c.LLen(ctx, r.k.History("a")).Val(); n != 1 {
+		t.Errorf("%d history records, want the abandoned one", n)
 	}
 }
 
@@ -182,7 +211,7 @@ func TestClaimDefersToAHoldersRunLease(t *testing.T) {
 			must(t, c.HSet(ctx, r.k.Task("a"), "next_run", fire, "status", "active", "concurrent", "0").Err())
 			must(t, c.ZAdd(ctx, r.k.Queue(), redis.Z{Score: float64(fire), Member: "a"}).Err())
 			must(t, c.Set(ctx, r.k.Lock("a"), LockValue("p", fire-1000), time.Minute).Err())
-			must(t, c.SAdd(ctx, r.k.Running(), held).Err())
+			must(t, c.HSet(ctx, r.k.Runs(), held, Lease{Process: "p", Task: "a", Fire: fire - 1000, Start: fire - 1000}.Encode()).Err())
 			must(t, c.ZAdd(ctx, r.k.Alive(), redis.Z{Score: float64(fire + tc.deadline), Member: held}).Err())
 			must(t, c.HSet(ctx, r.k.Pulse(), "last", now, "since", now-60_000).Err())
 			before := snapshot(t, c)
@@ -208,15 +237,15 @@ func TestClaimDefersToAHoldersRunLease(t *testing.T) {
 	}
 }
 
-// RestoreRun writes again a lost run's lock, running entry, run lease and
-// lease key, leaves a lock held again and a concurrent task's lock alone;
+// RestoreRun writes again a lost run's lock, lease (its field of runs) and
+// run lease, leaves a lock held again and a concurrent task's lock alone;
 // DropRestored takes back what it wrote and nothing of another run's.
 func TestRestoreRun(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
 	r := New(c, "ns")
-	leases := RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond, KeyMargin: 2 * time.Second}
+	leases := RunLeases{TTL: 1500 * time.Millisecond, Gap: 750 * time.Millisecond}
 	pttl := func(key string) time.Duration { return c.PTTL(ctx, key).Val() }
 	for _, tc := range []struct {
 		name      string
@@ -244,17 +273,14 @@ func TestRestoreRun(t *testing.T) {
 			if tc.took && (pttl(r.k.Lock("a")) <= 50*time.Second || pttl(r.k.Lock("a")) > time.Minute) {
 				t.Errorf("lock PTTL %v, want the run's timeout (1m)", pttl(r.k.Lock("a")))
 			}
-			if !c.SIsMember(ctx, r.k.Running(), restored.RunID).Val() {
-				t.Error("the run is not in running")
+			if v := c.HGet(ctx, r.k.Runs(), restored.RunID).Val(); v != restored.Lease {
+				t.Errorf("lease in runs %q, want %q", v, restored.Lease)
 			}
 			if dl, err := c.ZScore(ctx, r.k.Alive(), restored.RunID).Result(); err != nil || int64(dl) < now+1400 || int64(dl) > now+1600 {
 				t.Errorf("run lease deadline %v (%v), want about now + 1.5s (%d)", int64(dl), err, now+1500)
 			}
-			if v := c.Get(ctx, r.k.Run(restored.RunID)).Val(); v != restored.Lease {
-				t.Errorf("lease key %q, want %q", v, restored.Lease)
-			}
-			if d := pttl(r.k.Run(restored.RunID)); d <= time.Minute || d > time.Minute+2*time.Second {
-				t.Errorf("lease key PTTL %v, want the timeout plus the key margin (1m2s)", d)
+			if n := c.Exists(ctx, r.k.Running(), r.k.Run(restored.RunID)).Val(); n != 0 {
+				t.Errorf("%d of running, run:<id> written: an older release's", n)
 			}
 			must(t, r.DropRestored(ctx, restored))
 			if v, _ := c.Get(ctx, r.k.Lock("a")).Result(); !tc.took && v != tc.lockValue {
@@ -263,10 +289,59 @@ func TestRestoreRun(t *testing.T) {
 			if tc.took && c.Exists(ctx, r.k.Lock("a")).Val() != 0 {
 				t.Error("the restored lock is still there")
 			}
-			if c.SIsMember(ctx, r.k.Running(), restored.RunID).Val() || c.ZScore(ctx, r.k.Alive(), restored.RunID).Err() == nil ||
-				c.Exists(ctx, r.k.Run(restored.RunID)).Val() != 0 {
-				t.Error("the restored running entry, run lease or lease key is still there")
+			if c.HExists(ctx, r.k.Runs(), restored.RunID).Val() || c.ZScore(ctx, r.k.Alive(), restored.RunID).Err() == nil {
+				t.Error("the restored lease or run lease is still there")
 			}
 		})
+	}
+}
+
+// During a rolling upgrade ReadRuns lists this release's runs (fields of
+// runs) and an older release's (members of running, with their lease keys:
+// "" for an expired one); Abandon records either kind, deleting what that
+// kind is made of, and a run of this release is in no older release's
+// structure.
+func TestReadRunsAndAbandonBothReleases(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	r := New(c, "ns")
+	legacyRunning(t, r) // a@1000, an older release's
+	must(t, c.HSet(ctx, r.k.Task("b"), "next_run", 1000, "status", "active").Err())
+	b := candidate("b")
+	if out, err := r.ClaimFires(ctx, r.NewFireClaim("p", testHistory, testLeases, []FireCandidate{b}), 1); err != nil || !out[0].Outcome.Won() {
+		t.Fatalf("claim: %v, %v", out, err)
+	}
+	must(t, c.SAdd(ctx, r.k.Running(), RunID("e", 1000)).Err()) // an older release's, its lease key expired
+	if c.SIsMember(ctx, r.k.Running(), b.RunID).Val() || c.Exists(ctx, r.k.Run(b.RunID)).Val() != 0 {
+		t.Error("this release's run is in running or has a run:<id> key: an older master's reap would record it abandoned")
+	}
+	runs, err := r.ReadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(runs, func(x, y RunRead) int { return strings.Compare(x.ID, y.ID) })
+	want := []RunRead{{ID: RunID("a", 1000), Lease: candidate("a").Lease, Legacy: true}, {ID: b.RunID, Lease: b.Lease},
+		{ID: RunID("e", 1000), Legacy: true}}
+	if !slices.Equal(runs, want) {
+		t.Fatalf("ReadRuns %+v, want %+v", runs, want)
+	}
+	rec := `{"task":"x","fire":1000,"outcome":"abandoned"}`
+	for _, run := range runs {
+		task, _, _ := ParseRunID(run.ID)
+		done, err := r.Abandon(ctx, Abandonment{RunID: run.ID, Task: task, LeaseSeen: run.Lease, LockValue: LockValue("p", 1000),
+			Process: "p", ProcessTTL: time.Second, Record: rec, NotAfterMS: 1 << 50}, testHistory)
+		if err != nil || !done {
+			t.Errorf("abandon %s: %v, %v", run.ID, done, err)
+		}
+	}
+	if n := c.Exists(ctx, r.k.Runs(), r.k.Running(), r.k.Run(RunID("a", 1000)), r.k.Lock("a"), r.k.Lock("b")).Val(); n != 0 {
+		t.Errorf("%d of runs, running, a's lease key, the locks left", n)
+	}
+	if got := c.HGet(ctx, r.k.Task("a"), "last_result").Val(); got != "abandoned" {
+		t.Errorf("a's last result %q", got)
+	}
+	if got := c.HGet(ctx, r.k.Task("b"), "last_result").Val(); got != "abandoned" {
+		t.Errorf("b's last result %q", got)
 	}
 }

@@ -62,7 +62,7 @@ func TestLargeCallsWhole(t *testing.T) {
 			t.Fatalf("fire %d: %s", i, o.Outcome)
 		}
 	}
-	if got := c.SCard(ctx, r.k.Running()).Val(); got != n {
+	if got := c.HLen(ctx, r.k.Runs()).Val(); got != n {
 		t.Fatalf("%d running, want %d", got, n)
 	}
 	fins := make([]RunFinish, n)
@@ -72,7 +72,7 @@ func TestLargeCallsWhole(t *testing.T) {
 	if _, err := r.FinishRuns(ctx, testHistory, fins); err != nil {
 		t.Fatalf("finish of %d runs: %v", n, err)
 	}
-	if got := c.SCard(ctx, r.k.Running()).Val(); got != 0 {
+	if got := c.HLen(ctx, r.k.Runs()).Val(); got != 0 {
 		t.Errorf("%d running after the finish", got)
 	}
 	if locks, _ := c.Keys(ctx, r.k.Lock("*")).Result(); len(locks) != 0 {

@@ -31,8 +31,8 @@ import (
 const (
 	RepairJob     = "job"     // job records in no state, queued again (SweepJobs)
 	RepairClaim   = "claim"   // claim leases that own no job, removed (SweepClaims)
-	RepairLease   = "lease"   // run leases of gone processes with no running entry (SweepLeases)
-	RepairRunning = "running" // running entries without a lease (reap's, CountRepairs; SweepRunning)
+	RepairLease   = "lease"   // an older release's run leases (run:<id>) of gone processes with no running entry (SweepLeases)
+	RepairRunning = "running" // an older release's running entries without a lease (reap's, CountRepairs; SweepRunning)
 	RepairLock    = "lock"    // task locks held for no run by a gone process, or by none (SweepLocks)
 	RepairQueue   = "queue"   // queue members with no task hash, removed (SweepQueue)
 	RepairDue     = "due"     // first-due fields (jobs:first) of jobs that no longer exist, removed (SweepFirstDue)
@@ -92,13 +92,14 @@ func pairsAt(kv []string, i int) []string {
 const outcomeAbandoned = "abandoned"
 
 // sweepRemoveScript removes the members of a set or sorted set (the queue,
-// running) whose companion key (the task hash of a queue member, the lease
-// of a running entry) does not exist. The queue: a task hash and its queue
-// entry are created together (register, SetTask) and deleted together (a
-// once task's finish, prune, RemoveTask), so a member without a hash is
-// never a state in progress. Running: only entries that are no run id are
-// passed (SweepRunning), which reap skips as it cannot tell their task; the
-// claim script adds run ids only, with their lease.
+// an older release's running set) whose companion key (the task hash of a
+// queue member, the lease key of a running entry) does not exist. The
+// queue: a task hash and its queue entry are created together (register,
+// SetTask) and deleted together (a once task's finish, prune, RemoveTask),
+// so a member without a hash is never a state in progress. Running: only
+// entries that are no run id are passed (SweepRunning), which reap skips
+// as it cannot tell their task; an older release's claim script added run
+// ids only, with their lease key.
 //
 // KEYS: the set or sorted set, sweep, then the companion key of each member
 // ARGV: kind (the counter), "zset" or "set", then the members
@@ -151,10 +152,12 @@ func (r *RDB) SweepQueue(ctx context.Context, cursor uint64, count int64) (uint6
 	return pageResult(cursor, next, removed, err)
 }
 
-// SweepRunning checks one SSCAN page of running and removes the entries
-// that are no run id (ParseRunID fails) and have no lease, counted as
-// RepairRunning; the other entries are reap's, which records a run whose
-// lease is gone abandoned and counts it (CountRepairs).
+// SweepRunning checks one SSCAN page of running, an older release's set of
+// its runs in progress (this release's are fields of runs, each with its
+// lease: a run without its lease is no state they can be in), and removes
+// the entries that are no run id (ParseRunID fails) and have no lease key,
+// counted as RepairRunning; the other entries are reap's, which records a
+// run whose lease key is gone abandoned and counts it (CountRepairs).
 // Bounds: one page; two reads per entry that is no run id.
 // Failure: a running set or sweep hash of the wrong type fails the scan or
 // the script before it writes (want_type).
@@ -367,11 +370,12 @@ type LostRuns struct {
 // reads. It also begins both: run later than not_after_ms (ARGV[4]) a
 // script does nothing, as a stall makes every heartbeat look old; the
 // sweep hash (KEYS[3]) is type-checked; ttl (ARGV[1]), todo (the repairs
-// decided) and groups (of four keys, from KEYS[4]) are set.
+// decided) and groups (of four keys, from KEYS[5]) are set. KEYS[1] is an
+// older release's running set, KEYS[4] the runs hash.
 const luaSweepLost = `
 if now > tonumber(ARGV[4]) then return {} end
 want_type(KEYS[3], 'hash')
-local ttl, todo, groups = tonumber(ARGV[1]), {}, (#KEYS - 3) / 4
+local ttl, todo, groups = tonumber(ARGV[1]), {}, (#KEYS - 4) / 4
 local function gone(process, ttl)
   if process == '' then return true end
   local beat = tonumber(redis.call('ZSCORE', KEYS[2], process))
@@ -392,15 +396,18 @@ local function lost(task, is_hash, hist, record, reason, run)
   push_history(hist, record, tonumber(ARGV[2]), tonumber(ARGV[3]))
 end
 -- apply(todo, kind) makes the writes of the repairs decided: for each, it
--- deletes its first key (KEYS[4 + 4*i]), its second too when also is set,
--- and records the lost run when there is a record; then counts them.
+-- deletes its first key (KEYS[5 + 4*i]: an older release's lease key, or a
+-- lock), its second too when also is set (the lease's lock), and records
+-- the lost run when there is a record; then counts them. Neither script
+-- repairs a run in runs: its field holds its lease, whose process reap
+-- watches.
 local function apply(todo, kind)
   local out = {}
   for _, t in ipairs(todo) do
     local i = t.i
-    redis.call('DEL', KEYS[4 + 4*i])
-    if t.also then redis.call('DEL', KEYS[5 + 4*i]) end
-    if t.rec then lost(KEYS[6 + 4*i], t.hash, KEYS[7 + 4*i], t.rec, t.reason, t.run) end
+    redis.call('DEL', KEYS[5 + 4*i])
+    if t.also then redis.call('DEL', KEYS[6 + 4*i]) end
+    if t.rec then lost(KEYS[7 + 4*i], t.hash, KEYS[8 + 4*i], t.rec, t.reason, t.run) end
     out[#out + 1] = t.id
   end
   if #out > 0 then incr(KEYS[3], kind, #out) end
@@ -408,17 +415,20 @@ local function apply(todo, kind)
 end
 `
 
-// sweepLeaseScript deletes run leases that have no running entry and whose
-// process is gone, with the run's lock when the run holds it, and records
-// each run abandoned. The claim script writes a lease with its running
-// entry, and finish and abandon remove both, so a lease without its entry
-// is never a claim or a finish in progress; the entry is gone by a fault
-// (a running set moved aside, a foreign write). Then reap never sees the
-// run: while its process lives, the run's finish deletes the lease and
-// records it; once the process has no heartbeat for a process TTL, no
-// finish will come, and the run is recorded here.
+// sweepLeaseScript deletes an older release's run leases (run:<id> keys:
+// this release keeps a run's lease in its field of runs, which is its
+// entry too) that have no running entry and whose process is gone, with
+// the run's lock when the run holds it, and records each run abandoned.
+// That release's claim script wrote a lease with its running entry, and
+// its finish and abandon remove both (as this release's abandon does), so
+// a lease without its entry is never a claim or a finish in progress; the
+// entry is gone by a fault (a running set moved aside, a foreign write).
+// Then reap never sees the run: while its process lives, the run's finish
+// deletes the lease and records it; once the process has no heartbeat for
+// a process TTL, no finish will come, and the run is recorded here.
 //
-// KEYS: running, processes, sweep, then per lease: run, lock, task, history
+// KEYS: running, processes, sweep, runs, then per lease: run, lock, task,
+// history
 // ARGV: process_ttl_ms, history_limit, history_age_ms, not_after_ms, then
 // per lease: run_id, lease_seen (it is left alone unless it still holds
 // exactly that), process ("" for an unreadable lease), lock_value,
@@ -426,7 +436,7 @@ end
 // Returns the run ids recorded.
 var sweepLeaseScript = redis.NewScript(luaNow + luaHistory + luaSweepLost + `
 for i = 0, groups - 1 do
-  local run, lock, task = KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
+  local run, lock, task = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i]
   local o = 4 + 6*i
   local id, seen, process, lockv = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   if redis.pcall('GET', run) == seen and redis.call('SISMEMBER', KEYS[1], id) == 0 and gone(process, ttl) then
@@ -443,7 +453,7 @@ return apply(todo, '` + RepairLease + `')
 // else the client itself.
 func (r *RDB) scanner(ctx context.Context) (redis.Cmdable, error) {
 	if cc, ok := r.c.(*redis.ClusterClient); ok {
-		return cc.MasterForKey(ctx, r.k.Running())
+		return cc.MasterForKey(ctx, r.k.Runs())
 	}
 	return r.c, nil
 }
@@ -503,7 +513,7 @@ func (r *RDB) getAll(ctx context.Context, keys []string) (map[string]string, err
 
 // lostArgs are the KEYS and ARGV the lease and lock scripts share.
 func (r *RDB) lostArgs(p LostRuns) ([]string, []any) {
-	return []string{r.k.Running(), r.k.Processes(), r.k.Sweep()},
+	return []string{r.k.Running(), r.k.Processes(), r.k.Sweep(), r.k.Runs()},
 		[]any{p.ProcessTTL.Milliseconds(), p.History.Records, p.History.Age.Milliseconds(), p.NotAfterMS}
 }
 
@@ -513,14 +523,16 @@ func lostRecord(task string, fireMS, startMS int64, process, reason string, p Lo
 		Error: reason, Process: process, Attempt: 1}.Encode()
 }
 
-// SweepLeases checks one SCAN page of the run leases (no index lists them;
-// on Redis Cluster the scan goes to the node of the namespace's slot) and
-// deletes those with no running entry whose process is gone (see
-// sweepLeaseScript), counted as RepairLease, each run recorded abandoned.
+// SweepLeases checks one SCAN page of an older release's run leases
+// (run:<id> keys; no index lists them; on Redis Cluster the scan goes to
+// the node of the namespace's slot) and deletes those with no running
+// entry whose process is gone (see sweepLeaseScript), counted as
+// RepairLease, each run recorded abandoned. This release writes no such
+// key: it finds them only in a namespace an older release used.
 // Bounds: one page; about six reads per lease, every write after all of
 // them.
-// Failure: the sweep hash is type-checked first (want_type), a running set
-// or processes of the wrong type fails a read; a lease, lock, task or
+// Failure: the sweep hash is type-checked first (want_type), a runs hash,
+// running set or processes of the wrong type fails a read; a lease, lock, task or
 // history of another type is left alone (or its write skipped).
 func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p LostRuns) (uint64, []string, error) {
 	found, ids, next, err := r.scanKeys(ctx, cursor, r.k.Run(""), count)
@@ -554,7 +566,7 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 		keys = append(keys, r.k.Run(id), r.k.Lock(task), r.k.Task(task), r.k.History(task))
 		args = append(args, id, lease, l.Process, LockValue(l.Process, fire), lostRecord(task, fire, start, l.Process, reason, p), reason)
 	}
-	if len(keys) == 3 {
+	if len(keys) == 4 {
 		return next, nil, nil
 	}
 	repaired, err := sweepLeaseScript.Run(ctx, r.c, keys, args...).StringSlice()
@@ -562,16 +574,19 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 }
 
 // sweepLockScript deletes task locks held for no run: the value
-// "process|fire" names a run id "task@fire" that is not in running and has
-// no lease, and the process has no heartbeat for a process TTL; or the
-// value names no run (no scheduler wrote it). A named run is recorded
-// abandoned. The claim script takes a lock with its run's entry and lease,
-// and finish and abandon release it with them, so a lock without its run
-// is no claim or finish in progress. A lock a scheduler wrote again after
-// Redis lost its data comes with its run's entry and lease (RestoreRun). A lock whose run has a lease is left to the
-// lease step, which deletes both and records the run once.
+// "process|fire" names a run id "task@fire" that has no field in runs, is
+// not in an older release's running set and has no lease key of that
+// release (run:<id>), and the process has no heartbeat for a process TTL;
+// or the value names no run (no scheduler wrote it). A named run is
+// recorded abandoned. The claim script takes a lock with its run's field,
+// and finish and abandon release it with it, so a lock without its run is
+// no claim or finish in progress. A lock a scheduler wrote again after
+// Redis lost its data comes with its run's field (RestoreRun). A lock whose
+// run has an older release's lease key is left to the lease step, which
+// deletes both and records the run once.
 //
-// KEYS: running, processes, sweep, then per lock: lock, run, task, history
+// KEYS: running, processes, sweep, runs, then per lock: lock, run (an
+// older release's lease key), task, history
 // ARGV: process_ttl_ms, history_limit, history_age_ms, not_after_ms, then
 // per lock: value_seen (it is left alone unless it still holds exactly
 // that), run_id ("" when the value names no run), process, record_json,
@@ -579,11 +594,11 @@ func (r *RDB) SweepLeases(ctx context.Context, cursor uint64, count int64, p Los
 // Returns the lock values deleted.
 var sweepLockScript = redis.NewScript(luaNow + luaHistory + luaSweepLost + `
 for i = 0, groups - 1 do
-  local lock, run, task = KEYS[4 + 4*i], KEYS[5 + 4*i], KEYS[6 + 4*i]
+  local lock, run, task = KEYS[5 + 4*i], KEYS[6 + 4*i], KEYS[7 + 4*i]
   local o = 4 + 5*i
   local seen, id, process = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3]
-  if redis.pcall('GET', lock) == seen and (id == '' or (redis.call('SISMEMBER', KEYS[1], id) == 0
-      and redis.call('EXISTS', run) == 0 and gone(process, ttl))) then
+  if redis.pcall('GET', lock) == seen and (id == '' or (redis.call('HEXISTS', KEYS[4], id) == 0
+      and redis.call('SISMEMBER', KEYS[1], id) == 0 and redis.call('EXISTS', run) == 0 and gone(process, ttl))) then
     local hash = redis.call('TYPE', task).ok == 'hash'
     todo[#todo + 1] = {i = i, id = seen, rec = id ~= '' and not recorded(task, hash, id) and ARGV[o + 4] or nil,
       reason = ARGV[o + 5], hash = hash, run = id}
@@ -630,7 +645,7 @@ func (r *RDB) SweepLocks(ctx context.Context, cursor uint64, count int64, p Lost
 		keys = append(keys, lockKeys[i], r.k.Run(id), r.k.Task(m), r.k.History(m))
 		args = append(args, v, id, process, rec, reason)
 	}
-	if len(keys) == 3 {
+	if len(keys) == 4 {
 		return next, nil, nil
 	}
 	deleted, err := sweepLockScript.Run(ctx, r.c, keys, args...).StringSlice()

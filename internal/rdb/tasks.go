@@ -781,6 +781,7 @@ func (k Keys) SingletonTypes() map[string]string {
 	return map[string]string{
 		k.Queue():       "zset",
 		k.Master():      "string",
+		k.Runs():        "hash",
 		k.Running():     "set",
 		k.Alive():       "zset",
 		k.Pulse():       "hash",
