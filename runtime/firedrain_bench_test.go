@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocrontab/crontab/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// drainTasks is how many run-time tasks BenchmarkDrainFires makes due at
+// one instant.
+const drainTasks = 5000
+
+// BenchmarkDrainFires measures one scheduler in this process draining
+// 5,000 run-time every:1h tasks of an empty handler, all due at one
+// instant (claim, run, finish, history), against a private redis-server:
+// the recurring counterpart of BenchmarkDrainBurst. It reports fires/s,
+// the CPU time per fire of this process (the scheduler and its client)
+// and of redis-server, and the Go heap allocations per fire
+// (runtime.MemStats over the drain: the scheduler's whole fire path, not
+// one call), the figure a change to the worker's Go side is judged by on
+// a noisy machine, since it does not move with the load.
+// Run with -benchtime=5x.
+func BenchmarkDrainFires(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	var done atomic.Int64
+	reg := testRegistry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }})
+	specs := make([]TaskSpec, drainTasks)
+	for i := range specs {
+		specs[i] = TaskSpec{Key: fmt.Sprintf("tenant-%05d", i), Type: "empty", Expression: "every:1h"}
+	}
+	c := NewClient(rdb, reg)
+	if _, err := c.SetTasks(ctx, specs); err != nil {
+		b.Fatal(err)
+	}
+	runScheduler(b, rdb, reg, WithListener(ListenerFunc(func(context.Context, Result) { done.Add(1) })))
+	k := newKeys(DefaultNamespace)
+	m := cpuMeter{pid: srv.PID()}
+	var elapsed time.Duration
+	var mallocs, bytes uint64
+	var ms0, ms1 runtime.MemStats
+	for b.Loop() {
+		// The instant: 300 ms ahead, so the scheduler prepares its claim
+		// as it would for any instant.
+		at := time.Now().Add(300 * time.Millisecond).UnixMilli()
+		pipe := rdb.Pipeline()
+		for _, s := range specs {
+			pipe.HSet(ctx, k.Task(s.Key), "next_run", at)
+			pipe.ZAdd(ctx, k.Queue(), redis.Z{Score: float64(at), Member: s.Key})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		target := done.Load() + drainTasks
+		time.Sleep(time.Until(time.UnixMilli(at)))
+		runtime.ReadMemStats(&ms0)
+		m.start()
+		for done.Load() < target {
+			time.Sleep(time.Millisecond)
+		}
+		m.stop()
+		runtime.ReadMemStats(&ms1)
+		elapsed += time.Since(time.UnixMilli(at))
+		mallocs += ms1.Mallocs - ms0.Mallocs
+		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+	}
+	n := float64(b.N * drainTasks)
+	b.ReportMetric(n/elapsed.Seconds(), "fires/s")
+	b.ReportMetric(float64(m.self.Microseconds())/n, "go-cpu-µs/fire")
+	b.ReportMetric(float64(m.redis.Microseconds())/n, "redis-cpu-µs/fire")
+	b.ReportMetric(float64(mallocs)/n, "allocs/fire")
+	b.ReportMetric(float64(bytes)/n, "B/fire")
+}
