@@ -390,7 +390,10 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 		// it is not delayed by it (see latestPerClaim).
 		latestRead = latestPerClaim
 	}
-	win, err := dp.db.ReadQueueWindow(ctx, nowMS, dueRead, dp.opts.batch+ignored, latestRead, coalesceSpan.Milliseconds())
+	// The next instant's tasks only when they may be prepared (claim:
+	// within maxAheadAge); of one further ahead, its instant alone.
+	win, err := dp.db.ReadQueueWindow(ctx, rdb.WindowRead{NowMS: nowMS, Due: dueRead, Next: dp.opts.batch + ignored,
+		Latest: latestRead, SpanMS: coalesceSpan.Milliseconds(), HorizonMS: maxAheadAge.Milliseconds()})
 	if err != nil {
 		return 0, 0, tiedTasks{}, err
 	}
@@ -406,7 +409,7 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	var due []string
 	var dueScores []int64
 	next, tied := win.Next, tiedTasks{after: win.After, all: win.NextAll}
-	if rdb.Instants(win.Span) >= coalesceInstants {
+	if !win.Far && rdb.Instants(win.Span) >= coalesceInstants {
 		// Instants close together: claimed together, at the span's last
 		// (see coalesceSpan). Not split among peers: their spans need not
 		// be the same.
@@ -437,6 +440,9 @@ func (dp *dispatcher) claimTasks(ctx context.Context, now time.Time, limit int) 
 	}
 	if len(next) > 0 {
 		nextMS = next[len(next)-1].Score // the last: the instant the tasks read are claimed at
+	}
+	if win.Far {
+		next = nil // beyond the horizon: nothing to prepare, the instant alone was read
 	}
 	for _, z := range next {
 		switch {

@@ -285,7 +285,7 @@ func TestReadQueueWindow(t *testing.T) {
 	for i := range 50 {
 		add(3000+int64(i), fmt.Sprintf("far%d", i))
 	}
-	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 2, 0)
+	w, err := r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 10, Next: 10, Latest: 2, SpanMS: 0, HorizonMS: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,17 +306,34 @@ func TestReadQueueWindow(t *testing.T) {
 		t.Errorf("latest %q", got)
 	}
 	// Counts bound each part; none past the last instant.
-	if w, err = r.ReadQueueWindow(ctx, 500, 2, 2, 0, 0); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 2, Next: 2, Latest: 0, SpanMS: 0, HorizonMS: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.Due) != 2 || len(w.Next) != 2 || w.NextAll || len(w.Latest) != 0 {
 		t.Errorf("bounded window: %+v", w)
 	}
-	if w, err = r.ReadQueueWindow(ctx, 5000, 100, 10, 0, 0); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 5000, Due: 100, Next: 10, Latest: 0, SpanMS: 0, HorizonMS: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.Due) != 57 || len(w.Next) != 0 || w.After != -1 {
 		t.Errorf("all due: %d due, next %v, after %d", len(w.Due), w.Next, w.After)
+	}
+	// A next instant at the horizon or beyond: its first entry only, not
+	// all of it, and no instant after it read; the due and latest parts as
+	// before. Just inside the horizon: read whole.
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 10, Next: 10, Latest: 2, HorizonMS: 500}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.Next); got != "n1@1000" || !w.Far || w.NextAll || w.SpanAll || w.After != -1 || w.SpanAfter != -1 ||
+		names(w.Span) != got || names(w.Due) != "a@100 b@100 c@200" || names(w.Latest) != "c@200 b@100" {
+		t.Errorf("beyond the horizon: next %q span %q (far %v, all %v/%v), after %d/%d, due %q, latest %q",
+			got, names(w.Span), w.Far, w.NextAll, w.SpanAll, w.After, w.SpanAfter, names(w.Due), names(w.Latest))
+	}
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 10, Next: 10, HorizonMS: 501}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.Next); got != "n1@1000 n2@1000 n3@1000" || w.Far || !w.NextAll || w.After != 2000 {
+		t.Errorf("inside the horizon: next %q (far %v, all %v), after %d", got, w.Far, w.NextAll, w.After)
 	}
 }
 
@@ -342,7 +359,7 @@ func TestReadQueueWindowSpan(t *testing.T) {
 	add(1003, "k1")
 	add(1004, "z")
 	add(1010, "far")
-	w, err := r.ReadQueueWindow(ctx, 500, 10, 10, 0, 3)
+	w, err := r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 10, Next: 10, Latest: 0, SpanMS: 3, HorizonMS: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,14 +373,14 @@ func TestReadQueueWindowSpan(t *testing.T) {
 		t.Errorf("span %q (all %v, %d instants), after %d; want 1000-1003, all, 3 instants, after 1004", got, w.SpanAll, Instants(w.Span), w.SpanAfter)
 	}
 	// The count of the next instant's bounds the span: it stops inside 1001.
-	if w, err = r.ReadQueueWindow(ctx, 500, 10, 3, 0, 3); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 500, Due: 10, Next: 3, Latest: 0, SpanMS: 3, HorizonMS: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(w.Span); got != "n1@1000 n2@1000 m1@1001" || w.SpanAll || w.SpanAfter != 1003 || !w.NextAll {
 		t.Errorf("bounded span %q (all %v), after %d, next all %v", got, w.SpanAll, w.SpanAfter, w.NextAll)
 	}
 	// The next instant alone in its span: the span is it.
-	if w, err = r.ReadQueueWindow(ctx, 1004, 10, 10, 0, 3); err != nil {
+	if w, err = r.ReadQueueWindow(ctx, WindowRead{NowMS: 1004, Due: 10, Next: 10, Latest: 0, SpanMS: 3, HorizonMS: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(w.Span); got != "far@1010" || names(w.Next) != got || !w.SpanAll || w.SpanAfter != -1 || w.After != -1 {

@@ -215,6 +215,10 @@ type Entry struct {
 // read did not stop inside it); SpanAfter, the instant after its last one
 // (-1: none). Without a span, or when Span holds one instant only, Span is
 // Next, SpanAll is NextAll and SpanAfter is After.
+//
+// Far reports a next instant at or beyond the read's horizon: Next and
+// Span hold its first entry only, NextAll and SpanAll are false, and After
+// and SpanAfter are -1 (not read).
 type QueueWindow struct {
 	Due, Next, Latest []Entry
 	NextAll           bool
@@ -222,6 +226,7 @@ type QueueWindow struct {
 	Span              []Entry
 	SpanAll           bool
 	SpanAfter         int64
+	Far               bool
 }
 
 // Instants counts the distinct scores of entries sorted by score.
@@ -239,14 +244,18 @@ func Instants(entries []Entry) int {
 // nothing.
 //
 // KEYS: queue
-// ARGV: now_ms, due_n, next_n, latest_n, span_ms
-// Returns {due, next, after, latest, span_after}, each a ZRANGE WITHSCORES
-// reply: up to due_n entries with a score <= now_ms, soonest first; up to
+// ARGV: now_ms, due_n, next_n, latest_n, span_ms, horizon_ms
+// Returns {due, next, after, latest, span_after, far}, the first five a
+// ZRANGE WITHSCORES reply each: up to due_n entries with a score <= now_ms, soonest first; up to
 // next_n of the scores from the first after now_ms to it plus span_ms
 // (span_ms 0: of the first score only), soonest first; the first entry
 // after that first score (none or one); up to latest_n entries <= now_ms,
 // newest first (none when 0); the first entry after the last score of next
-// when next holds more than one score (else none).
+// when next holds more than one score (else none). When the first score
+// after now_ms is horizon_ms or more after it, next is its first entry
+// only, after and span_after are empty (not read), and far is 1 (else 0):
+// the caller prepares no instant that far ahead, and a drain of every:1h
+// tenants would otherwise read a batch of the next hour's at each claim.
 // Each is a ZRANGE BYSCORE with a LIMIT: O(log N) plus what it returns.
 var queueWindowScript = redis.NewScript(`#!lua flags=no-writes
 local q, now = KEYS[1], ARGV[1]
@@ -257,7 +266,11 @@ if tonumber(ARGV[4]) > 0 then
 end
 local nxt, after, span_after = {}, {}, {}
 local first = redis.call('ZRANGE', q, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-if #first > 0 then
+local f0 = #first > 0 and tonumber(first[2])
+local far = f0 and f0 - tonumber(now) >= tonumber(ARGV[6])
+if far then
+  nxt = first -- beyond the horizon: its instant only
+elseif #first > 0 then
   local hi = first[2]
   local span, f = tonumber(ARGV[5]), tonumber(first[2])
   -- An absurd score (not an integer a Lua number holds exactly): no span.
@@ -269,22 +282,32 @@ if #first > 0 then
     span_after = redis.call('ZRANGE', q, '(' .. last, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
   end
 end
-return {due, nxt, after, latest, span_after}
+return {due, nxt, after, latest, span_after, far and 1 or 0}
 `)
 
-// ReadQueueWindow reads, in one call, the window of the queue a claim at
-// nowMS uses: up to due due entries, up to next entries of the next
-// instant (with spanMS > 0: of the instants from it to it plus spanMS),
-// the instant after it, and up to latest of the latest due.
+// WindowRead is what ReadQueueWindow reads of the queue at NowMS: up to
+// Due due entries, up to Next entries of the next instant (with SpanMS > 0:
+// of the instants from it to it plus SpanMS), the instant after it, and up
+// to Latest of the latest due. A next instant HorizonMS or more after
+// NowMS is read as its first entry only (QueueWindow.Far).
+type WindowRead struct {
+	NowMS             int64
+	Due, Next, Latest int
+	SpanMS, HorizonMS int64
+}
+
+// ReadQueueWindow reads, in one call, the window of the queue a claim
+// uses (WindowRead).
 // Its cost is what it returns, however many tasks are queued: a claim
 // reads no entries it will not use (instants a millisecond apart, as
-// jittered tenants have them, put a batch of the head over many instants).
-func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, latest int, spanMS int64) (QueueWindow, error) {
-	res, err := queueWindowScript.Run(ctx, r.c, []string{r.k.Queue()}, nowMS, due, next, latest, spanMS).Slice()
+// jittered tenants have them, put a batch of the head over many instants;
+// a next instant beyond the horizon is not prepared).
+func (r *RDB) ReadQueueWindow(ctx context.Context, rd WindowRead) (QueueWindow, error) {
+	res, err := queueWindowScript.Run(ctx, r.c, []string{r.k.Queue()}, rd.NowMS, rd.Due, rd.Next, rd.Latest, rd.SpanMS, rd.HorizonMS).Slice()
 	if err != nil {
 		return QueueWindow{}, err
 	}
-	if len(res) != 5 {
+	if len(res) != 6 {
 		return QueueWindow{}, errors.New("queue window: reply of the wrong length")
 	}
 	part := func(i int) ([]Entry, error) {
@@ -322,6 +345,11 @@ func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, lates
 	if err != nil {
 		return QueueWindow{}, err
 	}
+	w.After, w.SpanAfter = -1, -1
+	if far, _ := res[5].(int64); far == 1 {
+		w.Next, w.Far = w.Span, true
+		return w, nil
+	}
 	w.Next = w.Span
 	for i, e := range w.Span {
 		if e.Score != w.Span[0].Score {
@@ -329,9 +357,8 @@ func (r *RDB) ReadQueueWindow(ctx context.Context, nowMS int64, due, next, lates
 			break
 		}
 	}
-	w.NextAll = len(w.Next) < len(w.Span) || len(w.Span) < next
-	w.SpanAll = len(w.Span) < next
-	w.After, w.SpanAfter = -1, -1
+	w.NextAll = len(w.Next) < len(w.Span) || len(w.Span) < rd.Next
+	w.SpanAll = len(w.Span) < rd.Next
 	if len(after) > 0 {
 		w.After = after[0].Score
 	}
