@@ -89,6 +89,15 @@ type TaskState struct {
 var TaskStateFields = []string{FieldType, FieldExpression, FieldTZ, FieldNextRun, FieldStatus, FieldMisfire, FieldParams,
 	FieldMaxRunning, FieldRateN, FieldRatePerMS, FieldPriority, FieldJitter, FieldTimeout}
 
+// taskStateArgs is TaskStateFields as command arguments, boxed once.
+var taskStateArgs = func() []any {
+	a := make([]any, len(TaskStateFields))
+	for i, f := range TaskStateFields {
+		a[i] = f
+	}
+	return a
+}()
+
 // ParseTaskState decodes an HMGET of TaskStateFields. It fails on a hash
 // that is missing or corrupt, naming the field.
 func ParseTaskState(member string, vals []any) (TaskState, error) {
@@ -227,10 +236,18 @@ type TaskStateRead struct {
 // ReadTaskStates reads the states of tasks in one pipeline. The error is
 // a failure to reach Redis; bad data is reported per task.
 func (r *RDB) ReadTaskStates(ctx context.Context, tasks []string) ([]TaskStateRead, error) {
-	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.SliceCmd {
-		cmds := make([]*redis.SliceCmd, len(tasks))
+	cmds, err := pipelined(ctx, r.c, nil, func(pipe redis.Pipeliner) []*redis.Cmd {
+		// One backing array for every command's arguments, the field
+		// names boxed once (taskStateArgs): pipe.HMGet boxed 13 names per
+		// task, an eighth of a fire's allocations.
+		w := 2 + len(taskStateArgs)
+		args := make([]any, w*len(tasks))
+		cmds := make([]*redis.Cmd, len(tasks))
 		for i, m := range tasks {
-			cmds[i] = pipe.HMGet(ctx, r.k.Task(m), TaskStateFields...)
+			a := args[i*w : (i+1)*w : (i+1)*w]
+			a[0], a[1] = "hmget", r.k.Task(m)
+			copy(a[2:], taskStateArgs)
+			cmds[i] = pipe.Do(ctx, a...)
 		}
 		return cmds
 	})
@@ -243,11 +260,16 @@ func (r *RDB) ReadTaskStates(ctx context.Context, tasks []string) ([]TaskStateRe
 			out[i].Err = err // not a hash: WRONGTYPE
 			continue
 		}
-		if AllNil(cmds[i].Val()) {
+		vals, err := cmds[i].Slice()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			out[i].Err = err
+			continue
+		}
+		if AllNil(vals) {
 			out[i] = TaskStateRead{State: TaskState{Member: m}, Missing: true}
 			continue
 		}
-		out[i].State, out[i].Err = ParseTaskState(m, cmds[i].Val())
+		out[i].State, out[i].Err = ParseTaskState(m, vals)
 	}
 	return out, nil
 }
