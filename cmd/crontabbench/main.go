@@ -33,7 +33,7 @@
 //	s6  schedules: -schedules run-time recurring tasks (every:1h, one type,
 //	    no params; with -schedule-params task i has {"tenant":i}) registered
 //	    with SetTasks (calls of 10,000): the rate and the Redis memory per
-//	    task (INFO used_memory less the clients' buffers, delta / N, and again once each fired; without
+//	    task (INFO used_memory less the clients' buffers, delta / N after one warm-up task, and again once each fired; without
 //	    -schedule-params the bytes beyond params, the <= 300 B target); then all made due at one instant and drained by
 //	    -schedule-procs worker processes: drain rate, lag, missed and
 //	    duplicate fires, and the lag of an every:1s probe task meanwhile.
