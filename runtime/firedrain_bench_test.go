@@ -42,10 +42,7 @@ func BenchmarkDrainFires(b *testing.B) {
 	}
 	runScheduler(b, rdb, reg, WithListener(ListenerFunc(func(context.Context, Result) { done.Add(1) })))
 	k := newKeys(DefaultNamespace)
-	m := cpuMeter{pid: srv.PID()}
-	var elapsed time.Duration
-	var mallocs, bytes uint64
-	var ms0, ms1 runtime.MemStats
+	m := drainMeter{cpu: cpuMeter{pid: srv.PID()}}
 	for b.Loop() {
 		// The instant: 300 ms ahead, so the scheduler prepares its claim
 		// as it would for any instant.
@@ -59,22 +56,46 @@ func BenchmarkDrainFires(b *testing.B) {
 			b.Fatal(err)
 		}
 		target := done.Load() + drainTasks
-		time.Sleep(time.Until(time.UnixMilli(at)))
-		runtime.ReadMemStats(&ms0)
-		m.start()
-		for done.Load() < target {
-			time.Sleep(time.Millisecond)
-		}
-		m.stop()
-		runtime.ReadMemStats(&ms1)
-		elapsed += time.Since(time.UnixMilli(at))
-		mallocs += ms1.Mallocs - ms0.Mallocs
-		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+		m.drain(time.UnixMilli(at), func() bool { return done.Load() >= target })
 	}
-	n := float64(b.N * drainTasks)
-	b.ReportMetric(n/elapsed.Seconds(), "fires/s")
-	b.ReportMetric(float64(m.self.Microseconds())/n, "go-cpu-µs/fire")
-	b.ReportMetric(float64(m.redis.Microseconds())/n, "redis-cpu-µs/fire")
-	b.ReportMetric(float64(mallocs)/n, "allocs/fire")
-	b.ReportMetric(float64(bytes)/n, "B/fire")
+	m.report(b, b.N*drainTasks, "fire")
+}
+
+// drainMeter measures the drains of BenchmarkDrainFires and
+// BenchmarkDrainBurst alike: the wall time from each drain's instant to
+// its end, the CPU time of this process and of the private redis-server
+// meanwhile, and this process's Go heap allocations (runtime.MemStats),
+// so that a fire and a job compare in one run.
+type drainMeter struct {
+	cpu            cpuMeter
+	elapsed        time.Duration
+	mallocs, bytes uint64
+}
+
+// drain sleeps until at, then measures until done reports true (polled
+// every millisecond).
+func (m *drainMeter) drain(at time.Time, done func() bool) {
+	var ms0, ms1 runtime.MemStats
+	time.Sleep(time.Until(at))
+	runtime.ReadMemStats(&ms0)
+	m.cpu.start()
+	for !done() {
+		time.Sleep(time.Millisecond)
+	}
+	m.cpu.stop()
+	runtime.ReadMemStats(&ms1)
+	m.elapsed += time.Since(at)
+	m.mallocs += ms1.Mallocs - ms0.Mallocs
+	m.bytes += ms1.TotalAlloc - ms0.TotalAlloc
+}
+
+// report adds the rate of n units ("fire", "job") and the per-unit CPU
+// times and allocations.
+func (m *drainMeter) report(b *testing.B, n int, unit string) {
+	f := float64(n)
+	b.ReportMetric(f/m.elapsed.Seconds(), unit+"s/s")
+	b.ReportMetric(float64(m.cpu.self.Microseconds())/f, "go-cpu-µs/"+unit)
+	b.ReportMetric(float64(m.cpu.redis.Microseconds())/f, "redis-cpu-µs/"+unit)
+	b.ReportMetric(float64(m.mallocs)/f, "allocs/"+unit)
+	b.ReportMetric(float64(m.bytes)/f, "B/"+unit)
 }

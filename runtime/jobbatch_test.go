@@ -159,9 +159,11 @@ func BenchmarkEnqueueMany(b *testing.B) {
 
 // BenchmarkDrainBurst measures how fast one scheduler drains 5,000 jobs due
 // at once (claim, run, ack) against a private redis-server; it reports
-// jobs/s.
+// jobs/s, and the CPU times and Go allocations per job as
+// BenchmarkDrainFires does per fire.
 func BenchmarkDrainBurst(b *testing.B) {
-	rdb := redistest.Start(b).Client(b)
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
 	ctx := context.Background()
 	var done atomic.Int64
 	reg := testRegistry(b, TaskConfig{Name: "empty", New: func() TaskInterface { return new(emptyJob) }})
@@ -169,7 +171,7 @@ func BenchmarkDrainBurst(b *testing.B) {
 	c := NewClient(rdb, reg)
 	const n = 5000
 	jobs := make([]Job, n)
-	var elapsed time.Duration
+	m := drainMeter{cpu: cpuMeter{pid: srv.PID()}}
 	for b.Loop() {
 		at := time.Now().Add(500 * time.Millisecond)
 		for i := range jobs {
@@ -179,11 +181,7 @@ func BenchmarkDrainBurst(b *testing.B) {
 		if _, err := c.EnqueueMany(ctx, jobs); err != nil {
 			b.Fatal(err)
 		}
-		time.Sleep(time.Until(at))
-		for done.Load() < target {
-			time.Sleep(time.Millisecond)
-		}
-		elapsed += time.Since(at)
+		m.drain(at, func() bool { return done.Load() >= target })
 	}
-	b.ReportMetric(float64(b.N*n)/elapsed.Seconds(), "jobs/s")
+	m.report(b, b.N*n, "job")
 }
