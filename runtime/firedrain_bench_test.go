@@ -44,9 +44,12 @@ func BenchmarkDrainFires(b *testing.B) {
 	k := newKeys(DefaultNamespace)
 	m := drainMeter{cpu: cpuMeter{pid: srv.PID()}}
 	for b.Loop() {
-		// The instant: 300 ms ahead, so the scheduler prepares its claim
-		// as it would for any instant.
-		at := time.Now().Add(300 * time.Millisecond).UnixMilli()
+		// The instant: 1.5 s ahead. The moves publish no wake-up, so the
+		// scheduler sees them at its next look at the queue, within
+		// DefaultMaxSleep (1 s), and prepares the instant's claim as it
+		// would for any; an instant sooner than that was claimed up to a
+		// second late, which the drain's time counted.
+		at := time.Now().Add(1500 * time.Millisecond).UnixMilli()
 		pipe := rdb.Pipeline()
 		for _, s := range specs {
 			pipe.HSet(ctx, k.Task(s.Key), "next_run", at)
