@@ -468,16 +468,24 @@ func (wd *webDriver) find(css string) string {
 
 func (wd *webDriver) exists(css string) bool { return wd.find(css) != "" }
 
+// text returns the text of the element matching css, "" when there is
+// none.
 func (wd *webDriver) text(css string) string {
-	id := wd.find(css)
-	if id == "" {
-		return ""
+	// An element the page re-rendered between the find and the read is
+	// stale: found again, up to 2 s (a refresh re-renders the tables every
+	// few seconds, and a loaded machine made the read land in one).
+	for range 20 {
+		id := wd.find(css)
+		if id == "" {
+			return ""
+		}
+		var s string
+		if err := wd.try("GET", wd.path("/element/"+id+"/text"), nil, &s); err == nil {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	var s string
-	if err := wd.try("GET", wd.path("/element/"+id+"/text"), nil, &s); err != nil {
-		return "" // stale: the page re-rendered in between
-	}
-	return s
+	return ""
 }
 
 // click clicks the element matching css, retrying while the page
