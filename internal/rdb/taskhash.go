@@ -256,13 +256,9 @@ func (r *RDB) ReadTaskStates(ctx context.Context, tasks []string) ([]TaskStateRe
 	}
 	out := make([]TaskStateRead, len(tasks))
 	for i, m := range tasks {
-		if err := cmds[i].Err(); err != nil && !errors.Is(err, redis.Nil) {
-			out[i].Err = err // not a hash: WRONGTYPE
-			continue
-		}
 		vals, err := cmds[i].Slice()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			out[i].Err = err
+			out[i].Err = err // not a hash: WRONGTYPE
 			continue
 		}
 		if AllNil(vals) {
