@@ -43,6 +43,10 @@
 //	    instant plus its key's offset in [0, D) (the stampede spread out).
 //	    With -schedule-no-history the workers keep no run history
 //	    (WithHistory(0, ...)): what the history's writes cost per fire.
+//	    Then (unless -schedule-reference=false) as many delayed jobs of
+//	    S1's type, due at one instant, on as many worker processes: job
+//	    speed, measured side by side, the baseline of S6's drain rate and
+//	    lag p99 (the ratio is the fires' rate over the jobs').
 //
 // With -baseline (the default) S1, S2 and S4 also run a naive poller shaped
 // like the classic delay-queue demo (ZRANGE 0 0 / ZREM / HGET / HDEL per job,
@@ -153,6 +157,7 @@ func main() {
 	flag.DurationVar(&cfg.ScheduleJitter, "schedule-jitter", 0, "S6 tasks' jitter (TaskSpec.Jitter, 0 to 24h): each due at the instant plus its offset")
 	flag.BoolVar(&cfg.ScheduleParams, "schedule-params", false, `S6 task i has params {"tenant":i} (default: no params, the memory figure is beyond params)`)
 	flag.BoolVar(&cfg.ScheduleNoHistory, "schedule-no-history", false, "S6 workers keep no run history (WithHistory(0, ...))")
+	flag.BoolVar(&cfg.ScheduleReference, "schedule-reference", cfg.ScheduleReference, "after S6, as many delayed jobs at one instant on as many processes: S6's baseline (job speed)")
 	flag.IntVar(&cfg.Workers, "workers", 0, "WithWorkers of the scheduler under test (0: default)")
 	flag.IntVar(&cfg.Batch, "batch", 0, "WithBatch of the scheduler under test (0: default)")
 	flag.StringVar(&cfg.FiresOut, "s3-runs", "", "write every S3 run as CSV to `path`.<tasks>")

@@ -93,6 +93,10 @@ type Config struct {
 	// record per fire (a tenant deployment that keeps only each task's
 	// last result and counters). False: the default history.
 	ScheduleNoHistory bool
+	// ScheduleReference runs, after S6's drain, as many delayed jobs due
+	// at one instant on as many worker processes: the job speed S6's
+	// drain rate and lag are compared with (their baseline column).
+	ScheduleReference bool
 	// WithTasks runs S1's and S2's scheduler with WithTasks(its job type):
 	// the job claim of a process with roles (rdb.ClaimJobsOf).
 	WithTasks bool
@@ -118,20 +122,21 @@ type Config struct {
 // 2-core machine.
 func Defaults() Config {
 	return Config{
-		Out:            filepath.Join(".bench", "results.json"),
-		Baseline:       true,
-		BurstJobs:      20000,
-		SpreadJobs:     10000,
-		SpreadOver:     10 * time.Second,
-		Procs:          3,
-		PeriodicFor:    30 * time.Second,
-		PeriodicTasks:  []int{1, 100},
-		ScaleJobs:      200000,
-		ScaleChunk:     10000,
-		ScaleProbe:     15 * time.Second,
-		FailoverRounds: 3,
-		Schedules:      100000,
-		SchedProcs:     2,
+		Out:               filepath.Join(".bench", "results.json"),
+		Baseline:          true,
+		BurstJobs:         20000,
+		SpreadJobs:        10000,
+		SpreadOver:        10 * time.Second,
+		Procs:             3,
+		PeriodicFor:       30 * time.Second,
+		PeriodicTasks:     []int{1, 100},
+		ScaleJobs:         200000,
+		ScaleChunk:        10000,
+		ScaleProbe:        15 * time.Second,
+		FailoverRounds:    3,
+		Schedules:         100000,
+		SchedProcs:        2,
+		ScheduleReference: true,
 	}
 }
 
@@ -349,6 +354,9 @@ func WriteTable(w io.Writer, r *Report) {
 		}
 		if row.Ratio != nil {
 			ratio = fmt.Sprintf("%.1fx", *row.Ratio)
+			if *row.Ratio < 1 {
+				ratio = fmt.Sprintf("%.2fx", *row.Ratio)
+			}
 		}
 		if row.Pass != nil {
 			pass = "ok"

@@ -61,6 +61,16 @@ func TestSmallRun(t *testing.T) {
 	if n < 10 {
 		t.Errorf("only %d correctness rows", n)
 	}
+	// S6's drain is compared with job speed measured side by side.
+	var ref *Row
+	for i, row := range r.Rows {
+		if strings.HasPrefix(row.Scenario, "S6 ") && row.Metric == "drain rate" {
+			ref = &r.Rows[i]
+		}
+	}
+	if ref == nil || ref.Baseline == nil || *ref.Baseline <= 0 || ref.Ratio == nil {
+		t.Errorf("S6 drain rate row without the reference jobs' rate: %+v", ref)
+	}
 	if _, err := os.Stat(cfg.Out); err != nil {
 		t.Errorf("no JSON written: %v", err)
 	}
