@@ -44,7 +44,8 @@
 //	    With -schedule-no-history the workers keep no run history
 //	    (WithHistory(0, ...)): what the history's writes cost per fire.
 //	    Then (unless -schedule-reference=false) as many delayed jobs of
-//	    S1's type, due at one instant, on as many worker processes: job
+//	    S1's type, due at one instant, on as many worker processes (with
+//	    the same history setting): job
 //	    speed, measured side by side, the baseline of S6's drain rate and
 //	    lag p99 (the ratio is the fires' rate over the jobs').
 //

@@ -64,6 +64,9 @@ type workload struct {
 	// scheduler in this process.
 	procs     int
 	withTasks bool
+	// noHistory runs the worker processes with WithHistory(0, ...) (no
+	// run record per job), as S6's -schedule-no-history runs its fires.
+	noHistory bool
 }
 
 // registry returns the registry of w's job types, whose jobs report to sink.
@@ -105,6 +108,9 @@ func (w workload) workerArgs() []string {
 	if w.withTasks {
 		args = append(args, "-with-tasks")
 	}
+	if w.noHistory {
+		args = append(args, "-no-history")
+	}
 	return args
 }
 
@@ -133,6 +139,9 @@ func (w workload) String() string {
 	}
 	if w.withTasks {
 		b.WriteString(", WithTasks")
+	}
+	if w.noHistory {
+		b.WriteString(", no history")
 	}
 	return b.String()
 }

@@ -217,7 +217,10 @@ func runSchedules(ctx context.Context, e *env) error {
 	var refRate, refP99 *float64
 	if e.cfg.ScheduleReference {
 		f.stop() // the tenants' workers: they do not run the jobs' type
-		ref, _, err := e.runJobs(ctx, "S6 reference", burstDue(n), "", workload{kinds: kindPlain, procs: procs})
+		// The jobs keep a run history as the fires do (or none, with
+		// -schedule-no-history).
+		ref, _, err := e.runJobs(ctx, "S6 reference", burstDue(n), "",
+			workload{kinds: kindPlain, procs: procs, noHistory: e.cfg.ScheduleNoHistory})
 		if err != nil {
 			return fmt.Errorf("S6 reference (%d delayed jobs on %d processes): %w", n, procs, err)
 		}
@@ -229,7 +232,7 @@ func runSchedules(ctx context.Context, e *env) error {
 		e.logf("S6 reference: %d delayed jobs due at one instant on %d processes: %.0f jobs/s to the last start, lag %s; fires at %.2fx job speed",
 			ref.Jobs, procs, o.ReferenceRate, ref.Lag, o.FireRate/max(o.ReferenceRate, 1))
 		e.report.Notes = append(e.report.Notes, fmt.Sprintf("S6's baseline is job speed, measured side by side: %d delayed jobs of S1's type "+
-			"due at one instant, drained by %d worker processes, counted as the fires are (the instant to the last start); "+
+			"due at one instant, drained by %d worker processes with the fires' history setting, counted as the fires are (the instant to the last start); "+
 			"the ratio is the fires' rate over the jobs'. -schedule-reference=false skips it.", n, procs))
 	}
 
